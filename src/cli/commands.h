@@ -1,0 +1,16 @@
+// Each subcommand lives in its own file and registers itself on the root CLI11 app.
+// `register_*` adds the subcommand and its options; the callback it installs sets
+// `*exit_code` when the subcommand runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/global_options.h"
+
+namespace kforge {
+
+void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_llm_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+
+}  // namespace kforge

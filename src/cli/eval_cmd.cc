@@ -1,0 +1,132 @@
+// `kforge eval PROBLEM CANDIDATE --target T`: evaluate one candidate, print a summary, store it.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "config/config.h"
+#include "eval/evaluator.h"
+#include "eval/worker_launch.h"
+#include "store/store.h"
+#include "target/target.h"
+#include "util/errors.h"
+#include "util/paths.h"
+#include "util/subprocess.h"
+
+namespace kforge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct EvalArgs {
+  std::string problem, candidate, target = "cpu", device;
+  std::vector<std::string> sets;
+  int shapes = 0, trials = 5, reps = 30, warmup = 3, threads = 0;
+  double timeout_s = 120;
+  bool no_compile_baseline = false, no_timing = false, no_sandbox = false;
+  std::string json_path, python, db, precision = "strict";
+  std::optional<std::uint64_t> seed;
+};
+
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--set expects NAME=VALUE, got '{}'", s));
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+void print_progress(const std::string& phase, void* user) {
+  if (*static_cast<bool*>(user)) fmt::print(stderr, "\r\033[K[eval] {}", phase);
+  else spdlog::info("eval: {}", phase);
+}
+
+int run_eval(const EvalArgs& a, const GlobalOptions& global) {
+  setup_logging(global);
+  Config config = load_config(global.config_path);
+  auto registry = TargetRegistry::load(data_dir() / "targets");
+  EvalOptions opt;
+  opt.problem = a.problem;
+  opt.candidate = a.candidate;
+  if (!fs::is_regular_file(opt.problem)) throw InputError(fmt::format("problem file not found: {}", a.problem));
+  if (!fs::is_regular_file(opt.candidate)) throw InputError(fmt::format("candidate file not found: {}", a.candidate));
+  opt.target = registry.get(a.target);
+  opt.device = a.device.empty() ? opt.target.device : a.device;
+  opt.overrides = parse_sets(a.sets);
+  opt.shapes = a.shapes;
+  opt.trials = a.trials;
+  opt.reps = a.reps;
+  opt.warmup = a.warmup;
+  opt.threads = a.threads;
+  opt.timeout_s = a.timeout_s;
+  opt.compile_baseline = !a.no_compile_baseline;
+  opt.timing = !a.no_timing;
+  opt.sandbox = !a.no_sandbox;
+  opt.seed = a.seed;
+  opt.precision = a.precision;
+  opt.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
+  if (!config.path.empty()) opt.config_path = config.path;
+  opt.log_dir = state_dir() / "logs" /
+                fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
+
+  bool tty = isatty(STDERR_FILENO) && !global.quiet;
+  EvalResult result = evaluate(opt, print_progress, &tty);
+  if (tty) fmt::print(stderr, "\r\033[K");
+
+  std::ifstream in(opt.candidate);
+  std::stringstream source;
+  source << in.rdbuf();
+  fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  Store store(db);
+  std::int64_t id = store.add_evaluation(result.doc, source.str());
+  result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
+
+  if (!a.json_path.empty()) {
+    std::ofstream out(a.json_path);
+    if (!out) throw InputError(fmt::format("cannot write {}", a.json_path));
+    out << result.doc.dump(2) << "\n";
+  }
+  if (result.status() == status::kProblemError)
+    fmt::print(stderr, "kforge: problem error: {}\n", result.doc["error"].value("message", ""));
+  if (!global.quiet) fmt::print("{}\n", summarize(result));
+  return result.exit_code();
+}
+
+}  // namespace
+
+void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a candidate against a KernelBench-format reference");
+  cmd->add_option("problem", args->problem, "Reference problem (.py with Model, get_inputs, get_init_inputs)")->required();
+  cmd->add_option("candidate", args->candidate, "Candidate (.py defining ModelNew)")->required();
+  cmd->add_option("-t,--target", args->target, "Target platform (see `kforge targets`)")->capture_default_str();
+  cmd->add_option("--device", args->device, "Device to run on (cpu, cuda, cuda:N); default: the target's");
+  cmd->add_option("--set", args->sets, "Override a problem global before it is computed: NAME=VALUE (repeatable)");
+  cmd->add_option("--shapes", args->shapes, "Also check K varied sizes derived from the size globals")->check(CLI::Range(0, 4));
+  cmd->add_option("--trials", args->trials, "Correctness trials on fresh random inputs")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--reps", args->reps, "Timed repetitions per function")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--warmup", args->warmup, "Untimed warm-up repetitions per function")->check(CLI::Range(0, 10000))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "Seconds the candidate may take per run or timing block")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Base seed for weights and inputs (default: random, recorded)");
+  cmd->add_option("--precision", args->precision, "strict (fp32 means fp32) or relaxed (TF32 allowed)")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
+  cmd->add_flag("--no-compile-baseline", args->no_compile_baseline, "Do not time torch.compile of the reference");
+  cmd->add_flag("--no-timing", args->no_timing, "Check correctness only");
+  cmd->add_flag("--no-sandbox", args->no_sandbox, "Do not use bubblewrap (process-group isolation only)");
+  cmd->add_option("--json", args->json_path, "Write the EvalResult JSON to FILE");
+  cmd->add_option("--python", args->python, "Python interpreter whose torch the worker uses");
+  cmd->add_option("--db", args->db, "SQLite store (default ~/.kforge/kforge.db)");
+  cmd->callback([args, &global, exit_code] { *exit_code = run_eval(*args, global); });
+}
+
+}  // namespace kforge

@@ -1,0 +1,39 @@
+// What one evaluation is asked to do.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "target/target.h"
+
+namespace kforge {
+
+struct EvalOptions {
+  std::filesystem::path problem;
+  std::filesystem::path candidate;
+  Target target;
+  std::string device = "cpu";                        // "cpu", "cuda", "cuda:1"
+  std::map<std::string, std::string> overrides;      // --set NAME=VALUE, values as Python literals
+  int shapes = 0;                                    // extra size variants to check
+  int trials = 5;                                    // correctness trials on the main shape
+  int variant_trials = 2;                            // trials per size variant
+  double timeout_s = 120;                            // limit for each run/timing request of the candidate
+  double reference_timeout_s = 600;                  // limit for each request to the reference
+  bool timing = true;
+  int warmup = 3;                                    // untimed repetitions of each timed function
+  int reps = 30;                                     // timed repetitions of each function
+  int block = 5;                                     // repetitions per interleaved block
+  bool compile_baseline = true;                      // also time torch.compile of the reference
+  int threads = 0;                                   // 0: all CPUs this process may use
+  std::optional<std::uint64_t> seed;                 // base seed; random when absent
+  std::string python;                                // interpreter whose torch the worker uses
+  std::string precision = "strict";                  // strict | relaxed
+  bool sandbox = true;                               // use bubblewrap where it works
+  std::filesystem::path log_dir;                     // full logs of this evaluation
+  std::optional<std::filesystem::path> config_path;  // hidden from the candidate
+};
+
+}  // namespace kforge

@@ -1,0 +1,36 @@
+// EvalResult: the outcome of one evaluation, as a versioned JSON document (docs/eval-result.md).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge {
+
+inline constexpr int kEvalResultSchemaVersion = 1;
+
+// Status values, in the order an evaluation can reach them.
+namespace status {
+inline constexpr const char* kCorrect = "correct";
+inline constexpr const char* kIncorrect = "incorrect";
+inline constexpr const char* kCompiled = "compiled";
+inline constexpr const char* kCompileError = "compile_error";
+inline constexpr const char* kRuntimeError = "runtime_error";
+inline constexpr const char* kTimeout = "timeout";
+inline constexpr const char* kRejected = "rejected";
+inline constexpr const char* kProblemError = "problem_error";
+}  // namespace status
+
+struct EvalResult {
+  nlohmann::json doc = nlohmann::json::object();
+
+  std::string status() const { return doc.value("status", std::string(status::kProblemError)); }
+  bool correct() const { return status() == status::kCorrect; }
+  // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault.
+  int exit_code() const;
+};
+
+// A short human summary for the terminal (several lines, units on every number).
+std::string summarize(const EvalResult& result);
+
+}  // namespace kforge

@@ -1,0 +1,75 @@
+#include "eval/worker_client.h"
+
+#include <fmt/format.h>
+
+namespace kforge {
+
+using Clock = std::chrono::steady_clock;
+
+WorkerClient::WorkerClient(std::string role, std::unique_ptr<Subprocess> process)
+    : role_(std::move(role)), process_(std::move(process)) {}
+
+WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
+                                  std::chrono::duration<double> timeout) {
+  WorkerReply reply;
+  if (!alive_) {
+    reply.kind = WorkerReply::kDied;
+    reply.detail = fmt::format("the {} process is no longer running", role_);
+    return reply;
+  }
+  std::uint64_t id = next_id_++;
+  args["cmd"] = cmd;
+  args["id"] = id;
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout);
+  process_->send_line(args.dump());
+  std::string line;
+  for (;;) {
+    WaitOutcome outcome = process_->wait_line(deadline, &line);
+    reply.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (outcome == WaitOutcome::kTimeout) {
+      process_->kill_tree();
+      alive_ = false;
+      reply.kind = WorkerReply::kTimeout;
+      reply.detail = fmt::format("no answer to '{}' within {:.1f} s", cmd, timeout.count());
+      return reply;
+    }
+    if (outcome == WaitOutcome::kOutputFlood) {
+      process_->kill_tree();
+      alive_ = false;
+      reply.kind = WorkerReply::kFlood;
+      reply.detail = fmt::format("the {} process printed more than the output limit ({} bytes seen)", role_,
+                                 process_->log_bytes());
+      return reply;
+    }
+    if (outcome == WaitOutcome::kExited) {
+      process_->kill_tree();
+      alive_ = false;
+      reply.kind = WorkerReply::kDied;
+      reply.detail = fmt::format("the {} process ended during '{}' ({})", role_, cmd, process_->exit_status().describe());
+      return reply;
+    }
+    auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      reply.kind = WorkerReply::kProtocol;
+      reply.detail = fmt::format("the {} process sent a malformed reply", role_);
+      continue;  // a stray line; the real reply may follow
+    }
+    if (!parsed.contains("id") || parsed["id"] != id) continue;  // stale or forged: not ours
+    reply.body = parsed;
+    reply.kind = parsed.value("ok", false) ? WorkerReply::kOk : WorkerReply::kError;
+    return reply;
+  }
+}
+
+void WorkerClient::shutdown() {
+  if (alive_) {
+    process_->send_line(R"({"cmd":"exit","id":0})");
+    process_->finish(std::chrono::milliseconds(2000));
+  } else {
+    process_->kill_tree();
+  }
+  alive_ = false;
+}
+
+}  // namespace kforge

@@ -1,0 +1,47 @@
+// One worker process (reference or candidate) and the request/reply exchange with it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "util/subprocess.h"
+
+namespace kforge {
+
+struct WorkerReply {
+  enum Kind {
+    kOk,          // the worker answered and the command succeeded
+    kError,       // the worker answered with {"ok": false, "error": {...}}
+    kTimeout,     // no answer before the deadline (the worker has been killed)
+    kDied,        // the worker exited or was killed before answering
+    kFlood,       // the worker printed more than the log cap (it has been killed)
+    kProtocol,    // the answer was not valid JSON or had the wrong id
+  } kind = kOk;
+  nlohmann::json body;      // the reply object (kOk, kError)
+  double wall_ms = 0;       // from sending the request to receiving the answer, kforge's clock
+  std::string detail;       // human-readable explanation for the non-answer kinds
+};
+
+class WorkerClient {
+ public:
+  WorkerClient(std::string role, std::unique_ptr<Subprocess> process);
+
+  // Sends {"cmd": cmd, ...args, "id": n} and waits up to `timeout` for the matching reply.
+  WorkerReply request(const std::string& cmd, nlohmann::json args, std::chrono::duration<double> timeout);
+
+  void shutdown();  // polite exit, then kill whatever is left
+  const std::string& role() const { return role_; }
+  Subprocess& process() { return *process_; }
+  bool alive() const { return alive_; }
+
+ private:
+  std::string role_;
+  std::unique_ptr<Subprocess> process_;
+  std::uint64_t next_id_ = 1;
+  bool alive_ = true;
+};
+
+}  // namespace kforge

@@ -1,0 +1,39 @@
+// How a worker process is started: interpreter, allowlisted environment, limits and sandbox.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "eval/eval_options.h"
+#include "util/subprocess.h"
+
+namespace kforge {
+
+enum class WorkerRole { kReference, kCandidate };
+
+struct WorkerDirs {
+  std::filesystem::path shared;     // inputs, init inputs, weights: written by the reference, read by both
+  std::filesystem::path reference;  // the reference's private directory
+  std::filesystem::path candidate;  // the candidate's private directory (its HOME and outputs)
+};
+
+// Variables a worker may inherit from kforge's environment; everything else is dropped.
+extern const char* const kWorkerEnvAllowlist[];
+
+// The worker's complete environment: the allowlist, the target's [env], kforge's own settings.
+std::map<std::string, std::string> worker_environment(WorkerRole role, const EvalOptions& options,
+                                                      const WorkerDirs& dirs, int threads);
+
+// Which interpreter runs the worker: --python, config worker.python, <data>/.venv, python3.
+std::string resolve_python(const std::string& from_flag, const std::string& from_config);
+
+struct LaunchedWorker {
+  std::unique_ptr<Subprocess> process;
+  std::string isolation;  // "bubblewrap" or "process-group" (with the reason bubblewrap was not used)
+};
+
+LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads);
+
+}  // namespace kforge

@@ -1,0 +1,78 @@
+#include "target/target.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "util/errors.h"
+
+namespace kforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path make_targets(const std::string& name, const std::string& toml) {
+  char t[] = "/tmp/kforge-targets-XXXXXX";
+  fs::path root = mkdtemp(t);
+  fs::create_directories(root / name);
+  std::ofstream(root / name / "target.toml") << toml;
+  return root;
+}
+
+TEST(TargetRegistry, ReadsEveryKey) {
+  auto root = make_targets("newchip", R"(
+name = "newchip"
+description = "a platform added as data"
+language = "cpp"
+device = "cpu"
+compile_timeout_s = 42
+[example]
+reference = "ref.py"
+candidate = "cand.py"
+[sandbox]
+address_space_gb = 8
+[env]
+pass = ["A"]
+set = { B = "1" }
+[checks]
+allowed_torch_calls = ["torch.matmul"]
+)");
+  auto registry = TargetRegistry::load(root);
+  const Target& t = registry.get("newchip");
+  EXPECT_EQ(t.description, "a platform added as data");
+  EXPECT_EQ(t.compile_timeout_s, 42);
+  EXPECT_EQ(t.example_reference, root / "newchip" / "ref.py");
+  EXPECT_EQ(t.address_space_gb, 8);
+  EXPECT_EQ(t.env_pass, std::vector<std::string>{"A"});
+  EXPECT_EQ(t.env_set.at("B"), "1");
+  EXPECT_EQ(t.allowed_torch_calls, std::vector<std::string>{"torch.matmul"});
+}
+
+TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {
+  auto root = make_targets("cpu", "name = \"cpu\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n");
+  auto registry = TargetRegistry::load(root);
+  try {
+    registry.get("tpu");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown target 'tpu' (known: cpu)");
+  }
+}
+
+TEST(TargetRegistry, NameMustMatchFolderAndRequiredKeysMustExist) {
+  EXPECT_THROW(TargetRegistry::load(make_targets("a", "name = \"b\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n")), InputError);
+  EXPECT_THROW(TargetRegistry::load(make_targets("a", "name = \"a\"\nlanguage = \"cpp\"\n")), InputError);
+  EXPECT_THROW(TargetRegistry::load(make_targets("a", "name = [")), InputError);
+}
+
+TEST(TargetRegistry, BundledTargetsLoad) {
+  auto registry = TargetRegistry::load(fs::path(KFORGE_SOURCE_DIR) / "targets");
+  ASSERT_NE(registry.find("cpu"), nullptr);
+  EXPECT_TRUE(fs::exists(registry.get("cpu").example_candidate));
+  EXPECT_TRUE(fs::exists(registry.get("cpu").notes));
+}
+
+}  // namespace
+}  // namespace kforge

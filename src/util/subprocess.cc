@@ -1,0 +1,356 @@
+#include "util/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/errors.h"
+
+namespace kforge {
+
+namespace {
+
+constexpr std::size_t kExcerptPart = 64 * 1024;
+
+void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+void make_pipe(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0) throw InternalError(fmt::format("pipe: {}", std::strerror(errno)));
+}
+
+void set_limit(int resource, std::uint64_t value) {
+  if (value == 0) return;
+  struct rlimit rl {value, value};
+  setrlimit(resource, &rl);
+}
+
+// Finds processes whose parent is `parent` (scanning /proc).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* dir = opendir("/proc");
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = content.rfind(')');
+    if (close == std::string::npos) continue;
+    // After "pid (comm) " come state and ppid.
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(content.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent)
+      out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(dir);
+  return out;
+}
+
+std::mutex g_workers_mutex;
+std::set<pid_t> g_live_workers;
+
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (!exited) return "still running";
+  if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+  return fmt::format("exit code {}", code);
+}
+
+void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
+  if (options.argv.empty()) throw InternalError("spawn: empty argv");
+  int in[2], reply[2], log[2];
+  make_pipe(in);
+  make_pipe(reply);
+  make_pipe(log);
+
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = options.argv;
+  std::vector<char*> argv;
+  for (auto& s : argv_copy) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::string cwd = options.cwd.string();
+  std::string exe = options.argv[0];
+  if (exe.find('/') == std::string::npos) {
+    auto path_it = options.env.find("PATH");
+    std::string path = path_it != options.env.end() ? path_it->second : "/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= path.size()) {
+      std::size_t end = path.find(':', start);
+      if (end == std::string::npos) end = path.size();
+      std::string candidate = path.substr(start, end - start) + "/" + exe;
+      if (access(candidate.c_str(), X_OK) == 0) {
+        exe = candidate;
+        break;
+      }
+      start = end + 1;
+    }
+  }
+
+  // Held across fork so a concurrent stray sweep never sees a new worker before it is registered.
+  std::unique_lock workers_lock(g_workers_mutex);
+  pid_t pid = fork();
+  if (pid < 0) throw InternalError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(in[0], 0);
+    dup2(log[1], 1);
+    dup2(log[1], 2);
+    dup2(reply[1], 3);
+    for (int fd = 4; fd < 1024; ++fd) close(fd);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    set_limit(RLIMIT_AS, options.limits.address_space_bytes);
+    set_limit(RLIMIT_FSIZE, options.limits.file_size_bytes);
+    set_limit(RLIMIT_NOFILE, options.limits.open_files);
+    set_limit(RLIMIT_CORE, 0);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+    execve(exe.c_str(), argv.data(), envp.data());
+    const char msg[] = "kforge: could not start the worker (execve failed)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(127);
+  }
+  g_live_workers.insert(pid);
+  workers_lock.unlock();
+  setpgid(pid, pid);  // also from the parent, so the group exists before we might kill it
+  close(in[0]);
+  close(reply[1]);
+  close(log[1]);
+
+  std::unique_ptr<Subprocess> p(new Subprocess());
+  p->pid_ = pid;
+  p->stdin_fd_ = in[1];
+  p->reply_fd_ = reply[0];
+  p->log_fd_ = log[0];
+  p->log_cap_ = options.log_cap_bytes;
+  set_nonblock(p->reply_fd_);
+  set_nonblock(p->log_fd_);
+  if (!options.log_file.empty()) {
+    p->log_file_fd_ = open(options.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  }
+  return p;
+}
+
+Subprocess::~Subprocess() {
+  kill_tree();
+  for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})
+    if (fd >= 0) close(fd);
+}
+
+bool Subprocess::send_line(const std::string& line) {
+  if (stdin_fd_ < 0) return false;
+  std::string data = line + "\n";
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = write(stdin_fd_, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;  // EPIPE: the child is gone (SIGPIPE is ignored by kforge)
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void Subprocess::append_log(const char* data, std::size_t n) {
+  log_bytes_ += n;
+  if (log_file_fd_ >= 0 && log_bytes_ <= log_cap_ + n) (void)!write(log_file_fd_, data, n);
+  if (log_head_.size() < kExcerptPart) {
+    std::size_t take = std::min(n, kExcerptPart - log_head_.size());
+    log_head_.append(data, take);
+    data += take;
+    n -= take;
+  }
+  if (n > 0) {
+    log_tail_.append(data, n);
+    if (log_tail_.size() > 2 * kExcerptPart) log_tail_.erase(0, log_tail_.size() - kExcerptPart);
+  }
+}
+
+void Subprocess::drain_log(bool until_eof) {
+  if (log_fd_ < 0) return;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(log_fd_, buf, sizeof buf);
+    if (n > 0) {
+      append_log(buf, static_cast<std::size_t>(n));
+      if (log_bytes_ > log_cap_ && !until_eof) return;
+      continue;
+    }
+    if (n == 0) {
+      close(log_fd_);
+      log_fd_ = -1;
+      return;
+    }
+    if (errno == EINTR) continue;
+    return;  // EAGAIN
+  }
+}
+
+void Subprocess::reap(bool block) {
+  if (exit_.exited || pid_ <= 0) return;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, block ? 0 : WNOHANG);
+  if (r == pid_) {
+    exit_.exited = true;
+    if (WIFEXITED(status)) exit_.code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit_.signal = WTERMSIG(status);
+  }
+}
+
+WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline, std::string* line) {
+  for (;;) {
+    auto nl = reply_buffer_.find('\n');
+    if (nl != std::string::npos) {
+      *line = reply_buffer_.substr(0, nl);
+      reply_buffer_.erase(0, nl + 1);
+      return WaitOutcome::kReply;
+    }
+    if (log_bytes_ > log_cap_) return WaitOutcome::kOutputFlood;
+    if (reply_fd_ < 0) {
+      // The reply channel closed: the child exited (or closed fd 3). Collect what it printed.
+      drain_log(true);
+      reap(false);
+      if (!exit_.exited) {
+        // Give a closing process a moment to finish exiting before calling it gone.
+        auto until = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+        while (!exit_.exited && std::chrono::steady_clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          reap(false);
+        }
+      }
+      return exit_.exited || std::chrono::steady_clock::now() < deadline ? WaitOutcome::kExited
+                                                                          : WaitOutcome::kTimeout;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return WaitOutcome::kTimeout;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
+    int nfds = log_fd_ >= 0 ? 2 : 1;
+    int r = poll(fds, nfds, static_cast<int>(std::min<long long>(ms, 200)) + 1);
+    if (r < 0 && errno != EINTR) throw InternalError(fmt::format("poll: {}", std::strerror(errno)));
+    if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP))) drain_log(false);
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      for (;;) {
+        ssize_t n = read(reply_fd_, buf, sizeof buf);
+        if (n > 0) {
+          reply_buffer_.append(buf, static_cast<std::size_t>(n));
+          if (reply_buffer_.size() > (64u << 20)) return WaitOutcome::kOutputFlood;
+          continue;
+        }
+        if (n == 0) {
+          close(reply_fd_);
+          reply_fd_ = -1;
+        }
+        break;
+      }
+    }
+  }
+}
+
+void Subprocess::kill_tree() {
+  if (pid_ <= 0) return;
+  if (!exit_.exited) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+  }
+  reap(true);
+  // Descendants that left the process group (setsid, double fork) were re-parented to kforge,
+  // the subreaper. Any child of ours that is not a live worker is such an escapee: kill it.
+  std::lock_guard workers_lock(g_workers_mutex);
+  g_live_workers.erase(pid_);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<pid_t> strays;
+    for (pid_t child : children_of(getpid()))
+      if (!g_live_workers.count(child)) strays.push_back(child);
+    if (strays.empty()) break;
+    for (pid_t s : strays) ::kill(s, SIGKILL);
+    for (pid_t s : strays) waitpid(s, nullptr, 0);
+  }
+  drain_log(true);
+  pid_ = -1;
+}
+
+void Subprocess::finish(std::chrono::milliseconds grace) {
+  if (stdin_fd_ >= 0) {
+    close(stdin_fd_);
+    stdin_fd_ = -1;
+  }
+  auto until = std::chrono::steady_clock::now() + grace;
+  while (!exit_.exited && std::chrono::steady_clock::now() < until) {
+    reap(false);
+    if (!exit_.exited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill_tree();
+}
+
+std::string Subprocess::log_excerpt(std::size_t max_bytes) const {
+  std::string all = log_head_;
+  if (!log_tail_.empty()) {
+    if (log_bytes_ > log_head_.size() + log_tail_.size()) all += "\n[... output cut ...]\n";
+    all += log_tail_;
+  }
+  if (all.size() <= max_bytes) return all;
+  std::size_t half = max_bytes / 2;
+  return all.substr(0, half) + "\n[... output cut ...]\n" + all.substr(all.size() - half);
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                          const std::map<std::string, std::string>* env) {
+  SpawnOptions options;
+  options.argv = argv;
+  if (env) {
+    options.env = *env;
+  } else {
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) options.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  options.log_cap_bytes = 4u << 20;
+  CommandResult result;
+  std::unique_ptr<Subprocess> p;
+  try {
+    p = Subprocess::spawn(options);
+  } catch (const std::exception&) {
+    return result;
+  }
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The command does not use fd 3: wait for the reply channel to close, i.e. for it to exit.
+  while (p->wait_line(deadline, &line) == WaitOutcome::kReply) {
+  }
+  p->finish(std::chrono::milliseconds(0));
+  result.output = p->log_excerpt(1 << 20);
+  const auto& st = p->exit_status();
+  result.exit_code = st.exited && st.signal == 0 ? st.code : -1;
+  return result;
+}
+
+}  // namespace kforge

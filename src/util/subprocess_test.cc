@@ -1,0 +1,106 @@
+#include "util/subprocess.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "util/environment.h"
+
+namespace kforge {
+namespace {
+
+using namespace std::chrono_literals;
+
+SpawnOptions shell(const std::string& script) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", script};
+  o.env = {{"PATH", "/usr/bin:/bin"}};
+  return o;
+}
+
+auto soon(std::chrono::milliseconds ms) { return std::chrono::steady_clock::now() + ms; }
+
+TEST(Subprocess, RepliesComeOnFd3AndStdoutGoesToTheLog) {
+  auto p = Subprocess::spawn(shell("read line; echo printed; echo \"got $line\" >&3"));
+  ASSERT_TRUE(p->send_line("hello"));
+  std::string line;
+  ASSERT_EQ(p->wait_line(soon(5000ms), &line), WaitOutcome::kReply);
+  EXPECT_EQ(line, "got hello");
+  p->finish(1000ms);
+  EXPECT_NE(p->log_excerpt().find("printed"), std::string::npos);
+}
+
+TEST(Subprocess, TimeoutIsBoundedAndTheChildIsKilled) {
+  auto p = Subprocess::spawn(shell("sleep 30"));
+  pid_t pid = p->pid();
+  auto start = std::chrono::steady_clock::now();
+  std::string line;
+  EXPECT_EQ(p->wait_line(soon(300ms), &line), WaitOutcome::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  p->kill_tree();
+  EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST(Subprocess, ExitIsReportedWithItsStatus) {
+  auto p = Subprocess::spawn(shell("exit 7"));
+  std::string line;
+  EXPECT_EQ(p->wait_line(soon(5000ms), &line), WaitOutcome::kExited);
+  EXPECT_EQ(p->exit_status().code, 7);
+}
+
+TEST(Subprocess, SegfaultIsReportedAsASignal) {
+  auto p = Subprocess::spawn(shell("kill -SEGV $$"));
+  std::string line;
+  EXPECT_EQ(p->wait_line(soon(5000ms), &line), WaitOutcome::kExited);
+  EXPECT_EQ(p->exit_status().signal, SIGSEGV);
+  EXPECT_NE(p->exit_status().describe().find("signal 11"), std::string::npos);
+}
+
+TEST(Subprocess, OutputFloodIsDetected) {
+  SpawnOptions o = shell("yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+  o.log_cap_bytes = 1 << 20;
+  auto p = Subprocess::spawn(o);
+  std::string line;
+  EXPECT_EQ(p->wait_line(soon(10000ms), &line), WaitOutcome::kOutputFlood);
+  p->kill_tree();
+  EXPECT_GT(p->log_bytes(), 1u << 20);
+}
+
+TEST(Subprocess, DetachedGrandchildIsKilledWithTheTree) {
+  become_subreaper();
+  // The grandchild leaves the process group with setsid and writes its pid before sleeping.
+  char dir_template[] = "/tmp/kforge-test-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+  std::string pidfile = dir + "/pid";
+  auto p = Subprocess::spawn(shell("setsid sh -c 'echo $$ > " + pidfile + "; sleep 60' & sleep 60"));
+  pid_t grandchild = 0;
+  for (int i = 0; i < 200 && grandchild == 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::ifstream(pidfile) >> grandchild;
+  }
+  ASSERT_GT(grandchild, 0);
+  p->kill_tree();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_NE(kill(grandchild, 0), 0) << "the setsid grandchild survived";
+}
+
+TEST(RunCommand, CapturesOutputAndExitCode) {
+  auto r = run_command({"/bin/sh", "-c", "echo hi; exit 3"}, 5s);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.output, "hi\n");
+}
+
+TEST(Environment, SecretLookingNamesAreRecognised) {
+  EXPECT_TRUE(looks_secret("OPENAI_API_KEY"));
+  EXPECT_TRUE(looks_secret("github_token"));
+  EXPECT_TRUE(looks_secret("DB_PASSWORD"));
+  EXPECT_FALSE(looks_secret("PATH"));
+  EXPECT_FALSE(looks_secret("OMP_NUM_THREADS"));
+}
+
+}  // namespace
+}  // namespace kforge

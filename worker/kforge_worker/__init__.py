@@ -1,0 +1,5 @@
+"""kforge's evaluation worker: loads a KernelBench-format problem and a candidate, runs, checks and times them.
+
+Run as ``python -m kforge_worker serve --role reference|candidate``; kforge (C++) drives it over a
+private command channel (see docs/worker-protocol.md).
+"""

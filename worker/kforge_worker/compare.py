@@ -1,0 +1,147 @@
+"""Comparing a candidate's outputs with the reference's, element by element.
+
+Tolerances start from KernelBench's (atol = rtol = 1e-4 for fp32, 1e-2 for fp16/bf16); a value
+passes when |got - expected| <= atol + rtol * |expected|. Integer and boolean results must match
+exactly. NaN and Inf must appear exactly where the reference has them.
+"""
+
+from typing import Optional
+
+import torch
+
+TOLERANCES = {
+    torch.float64: 1e-7,
+    torch.float32: 1e-4,
+    torch.float16: 1e-2,
+    torch.bfloat16: 1e-2,
+}
+DEFAULT_FLOAT_TOLERANCE = 1e-4
+
+
+def tolerance_for(dtype: torch.dtype) -> float:
+    return TOLERANCES.get(dtype, DEFAULT_FLOAT_TOLERANCE)
+
+
+class Mismatch(Exception):
+    def __init__(self, report: dict):
+        super().__init__(report.get("message", "mismatch"))
+        self.report = report
+
+
+def compare(expected, got, path: str = "output", tol_scale: float = 1.0) -> dict:
+    """Returns error statistics for matching structures; raises Mismatch with a report otherwise."""
+    stats = {"max_abs_error": 0.0, "max_rel_error": 0.0, "elements": 0, "tolerances": {}}
+    _compare(expected, got, path, stats, tol_scale)
+    return stats
+
+
+def _fail(path: str, reason: str, message: str, **details) -> None:
+    raise Mismatch({"path": path, "reason": reason, "message": f"{path}: {message}", **details})
+
+
+def _compare(expected, got, path, stats, tol_scale):
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            _fail(path, "type", f"expected a tensor, got {type(got).__name__}")
+        _compare_tensors(expected, got, path, stats, tol_scale)
+    elif isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            _fail(path, "type", f"expected a {type(expected).__name__} of {len(expected)}, got {type(got).__name__}")
+        if len(got) != len(expected):
+            _fail(path, "structure", f"expected {len(expected)} outputs, got {len(got)}")
+        for i, (e, g) in enumerate(zip(expected, got)):
+            _compare(e, g, f"{path}[{i}]", stats, tol_scale)
+    elif isinstance(expected, dict):
+        if not isinstance(got, dict) or set(got) != set(expected):
+            _fail(path, "structure", f"expected a dict with keys {sorted(expected)}")
+        for k in expected:
+            _compare(expected[k], got[k], f"{path}[{k!r}]", stats, tol_scale)
+    elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        tol = DEFAULT_FLOAT_TOLERANCE * tol_scale
+        err = abs(got - expected)
+        if not err <= tol + tol * abs(expected):
+            _fail(path, "value", f"expected {expected!r}, got {got!r}", max_abs_error=err)
+    else:
+        if type(got) is not type(expected) or got != expected:
+            _fail(path, "value", f"expected {expected!r}, got {got!r}")
+
+
+def _index_tuple(flat_index: int, shape) -> list:
+    index = []
+    for dim in reversed(list(shape)):
+        index.append(flat_index % dim if dim else 0)
+        flat_index = flat_index // dim if dim else 0
+    return list(reversed(index))
+
+
+def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol_scale):
+    shape = list(expected.shape)
+    if list(got.shape) != shape:
+        _fail(path, "shape", f"shape {list(got.shape)}, expected {shape}", shape=list(got.shape), expected_shape=shape)
+    if got.dtype != expected.dtype:
+        _fail(path, "dtype", f"dtype {got.dtype}, expected {expected.dtype}".replace("torch.", ""))
+    exp = expected.detach().cpu()
+    out = got.detach().cpu()
+    stats["elements"] += exp.numel()
+    if exp.numel() == 0:
+        return
+    if not exp.is_floating_point() and not exp.is_complex():
+        diff = exp != out
+        if bool(diff.any()):
+            flat = int(diff.flatten().nonzero()[0])
+            _fail(path, "value", f"{int(diff.sum())} of {exp.numel()} elements differ",
+                  index=_index_tuple(flat, shape), shape=shape,
+                  expected=exp.flatten()[flat].item(), got=out.flatten()[flat].item(),
+                  mismatched=int(diff.sum()))
+        return
+    tol = tolerance_for(exp.dtype) * tol_scale
+    stats["tolerances"][path] = {"atol": tol, "rtol": tol, "dtype": str(exp.dtype).replace("torch.", "")}
+    e64 = exp.to(torch.float64)
+    g64 = out.to(torch.float64)
+    # Non-finite values must match in kind and place.
+    e_nan, g_nan = torch.isnan(e64), torch.isnan(g64)
+    bad_nonfinite = (e_nan != g_nan) | (torch.isinf(e64) != torch.isinf(g64)) | (
+        torch.isinf(e64) & (torch.sign(e64) != torch.sign(g64)))
+    if bool(bad_nonfinite.any()):
+        flat = int(bad_nonfinite.flatten().nonzero()[0])
+        kind = "NaN" if bool(g_nan.flatten()[flat]) else "Inf" if bool(torch.isinf(g64).flatten()[flat]) else "non-finite mismatch"
+        _fail(path, "nonfinite", f"{kind} at index {_index_tuple(flat, shape)} (expected {e64.flatten()[flat].item()!r})",
+              index=_index_tuple(flat, shape), shape=shape, got=g64.flatten()[flat].item(),
+              expected=e64.flatten()[flat].item(), mismatched=int(bad_nonfinite.sum()))
+    finite = torch.isfinite(e64)
+    abs_err = torch.where(finite, (g64 - e64).abs(), torch.zeros_like(e64))
+    rel_err = abs_err / e64.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    allowed = tol + tol * e64.abs()
+    excess = torch.where(finite, abs_err - allowed, torch.full_like(e64, -1.0))
+    max_abs = float(abs_err.max())
+    max_rel = float(torch.where(finite, rel_err, torch.zeros_like(rel_err)).max())
+    stats["max_abs_error"] = max(stats["max_abs_error"], max_abs)
+    stats["max_rel_error"] = max(stats["max_rel_error"], max_rel)
+    if bool((excess > 0).any()):
+        flat = int(excess.flatten().argmax())
+        _fail(path, "value",
+              f"{int((excess > 0).sum())} of {exp.numel()} elements outside tolerance (atol=rtol={tol:g}); "
+              f"max abs error {max_abs:.3e}, worst at index {_index_tuple(flat, shape)}",
+              index=_index_tuple(flat, shape), shape=shape, max_abs_error=max_abs, max_rel_error=max_rel,
+              expected=e64.flatten()[flat].item(), got=g64.flatten()[flat].item(),
+              mismatched=int((excess > 0).sum()), atol=tol, rtol=tol)
+
+
+def same_values(a, b) -> Optional[str]:
+    """None when two results are bit-identical (NaNs equal); otherwise where they first differ."""
+    try:
+        if isinstance(a, torch.Tensor):
+            if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+                return "type/shape"
+            return None if torch.equal(a.nan_to_num(), b.nan_to_num()) else "values"
+        if isinstance(a, (list, tuple)):
+            if len(a) != len(b):
+                return "length"
+            for i, (x, y) in enumerate(zip(a, b)):
+                r = same_values(x, y)
+                if r:
+                    return f"[{i}] {r}"
+            return None
+        return None if a == b else "value"
+    except Exception as exc:  # comparison of odd objects
+        return str(exc)

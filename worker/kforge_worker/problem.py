@@ -1,0 +1,105 @@
+"""Loading KernelBench-format problems with size overrides, and deriving varied shapes.
+
+Overrides (``--set N=V``) are applied by rewriting the module's top-level assignments before the
+file executes, so globals derived from them (``dim = batch_size * 4``) see the new values.
+"""
+
+import ast
+import importlib.util
+import sys
+import types
+from pathlib import Path
+from typing import Dict, List
+
+from kforge_worker.errors import ProblemError
+
+# An integer global is treated as a size, and varied by --shapes, when its value is at least this.
+# Smaller integers are usually kernel sizes, strides, dims or counts whose change alters the problem.
+SIZE_GLOBAL_MIN = 8
+
+
+def parse_value(text: str):
+    """Parses a --set value as a Python literal (1024, 0.5, (3, 3), 'x'); a bare word stays a string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def top_level_assignments(tree: ast.Module) -> Dict[str, ast.stmt]:
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            names[node.target.id] = node
+    return names
+
+
+def load_module(path: str, module_name: str, overrides: Dict[str, object] = None) -> types.ModuleType:
+    """Executes a Python file as a fresh module, with top-level assignments in ``overrides`` replaced."""
+    overrides = overrides or {}
+    source_path = Path(path)
+    source = source_path.read_text()
+    tree = ast.parse(source, filename=str(source_path))
+    assignments = top_level_assignments(tree)
+    unknown = sorted(set(overrides) - set(assignments))
+    if unknown:
+        raise ProblemError(
+            f"--set {', '.join(unknown)}: not a top-level assignment in {source_path.name} "
+            f"(known: {', '.join(sorted(assignments)) or 'none'})"
+        )
+    for name, value in overrides.items():
+        node = assignments[name]
+        node.value = ast.copy_location(ast.parse(repr(value), mode="eval").body, node.value)
+    ast.fix_missing_locations(tree)
+    module = types.ModuleType(module_name)
+    module.__file__ = str(source_path)
+    sys.modules[module_name] = module
+    exec(compile(tree, str(source_path), "exec"), module.__dict__)
+    return module
+
+
+def load_problem(path: str, overrides: Dict[str, object] = None) -> types.ModuleType:
+    module = load_module(path, "kforge_problem", overrides)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, name):
+            raise ProblemError(f"{Path(path).name} defines no {name} (a KernelBench problem needs Model, get_inputs, get_init_inputs)")
+    return module
+
+
+def size_globals(path: str) -> Dict[str, int]:
+    """Top-level integer literals that look like sizes (value >= SIZE_GLOBAL_MIN)."""
+    tree = ast.parse(Path(path).read_text())
+    sizes = {}
+    for name, node in top_level_assignments(tree).items():
+        value = node.value
+        if isinstance(value, ast.Constant) and type(value.value) is int and value.value >= SIZE_GLOBAL_MIN:
+            sizes[name] = value.value
+    return sizes
+
+
+# Each variant scales every size global; the odd offsets produce sizes that are not powers of two,
+# which is where tiling and vectorisation bugs show.
+_VARIANT_RULES = [
+    lambda n: n // 2 + 1,
+    lambda n: n + n // 4 + 3,
+    lambda n: max(1, n // 3 + 5),
+    lambda n: n + 7,
+]
+
+
+def shape_variants(path: str, base_overrides: Dict[str, object], count: int) -> List[Dict[str, object]]:
+    """Up to ``count`` override sets that vary the problem's size globals (after ``base_overrides``)."""
+    sizes = size_globals(path)
+    for name, value in base_overrides.items():
+        if name in sizes and isinstance(value, int):
+            sizes[name] = value
+        elif name in sizes:
+            del sizes[name]
+    variants = []
+    for rule in _VARIANT_RULES[:count]:
+        overrides = dict(base_overrides)
+        overrides.update({name: max(1, rule(value)) for name, value in sizes.items()})
+        variants.append(overrides)
+    return variants

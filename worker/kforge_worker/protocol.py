@@ -1,0 +1,92 @@
+"""The worker's command channel: one JSON object per line in (stdin), one per line out (a private fd).
+
+Responses go to the file descriptor named by $KFORGE_RESPONSE_FD rather than stdout, so whatever the
+candidate prints lands in the captured log and never mixes with replies. kforge pairs each reply
+with its request by ``id``; everything a candidate process says is still treated as a claim to check.
+"""
+
+import json
+import os
+import sys
+import traceback
+from typing import Callable, Dict
+
+
+def _open_response_channel():
+    fd = int(os.environ.get("KFORGE_RESPONSE_FD", "3"))
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
+
+
+def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
+    """Reads commands until EOF or {"cmd": "exit"}; each handler returns the reply's payload."""
+    out = _open_response_channel()
+    stdin = sys.stdin
+    for line in stdin:
+        line = line.strip()
+        if not line:
+            continue
+        request = json.loads(line)
+        rid = request.get("id")
+        cmd = request.get("cmd")
+        if cmd == "exit":
+            out.write(json.dumps({"id": rid, "ok": True}) + "\n")
+            out.flush()
+            return
+        handler = handlers.get(cmd)
+        try:
+            if handler is None:
+                raise ValueError(f"unknown command {cmd!r}")
+            reply = handler(request)
+            reply.setdefault("ok", True)
+        except Exception as exc:  # every failure becomes a reply; kforge decides what it means
+            reply = error_reply(exc)
+        reply["id"] = rid
+        out.write(json.dumps(reply, default=_json_default) + "\n")
+        out.flush()
+
+
+def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
+    from kforge_worker.errors import CompileError, ProblemError
+
+    log = ""
+    if isinstance(exc, CompileError):
+        kind, log = "compile_error", exc.log
+    elif isinstance(exc, ProblemError):
+        kind = "problem_error"
+    elif isinstance(exc, SyntaxError):
+        kind, log = "compile_error", "".join(traceback.format_exception_only(exc))
+    elif _is_torch_build_error(exc):
+        kind, log = "compile_error", str(exc)
+    elif _is_oom(exc):
+        kind = "out_of_memory"
+    message = f"{type(exc).__name__}: {exc}"
+    return {
+        "ok": False,
+        "error": {
+            "kind": kind,
+            "message": message[:4000],
+            "log": log,
+            "traceback": "".join(traceback.format_exception(exc))[-8000:],
+        },
+    }
+
+
+def _is_torch_build_error(exc: BaseException) -> bool:
+    # torch.utils.cpp_extension raises RuntimeError("Error building extension '<name>'...") with the
+    # ninja/compiler output appended; Triton raises triton.compiler.errors.CompilationError.
+    text = str(exc)
+    name = type(exc).__name__
+    return (isinstance(exc, RuntimeError) and text.startswith("Error building extension")) or name in (
+        "CompilationError",
+        "CompileTimeAssertionFailure",
+    ) or "BUILD_PROGRAM_FAILURE" in text
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+
+
+def _json_default(value):
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

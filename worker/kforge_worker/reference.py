@@ -1,0 +1,144 @@
+"""The trusted side of an evaluation: builds the reference, draws inputs, checks outputs, times PyTorch.
+
+Reference outputs stay in this process's memory and are never written to disk, so the candidate
+process (which runs untrusted code) has nothing to copy from. The candidate's outputs are read with
+``weights_only=True`` and compared here; kforge (C++) turns the numbers into a verdict.
+"""
+
+import os
+import time
+
+import torch
+
+from kforge_worker import compare, problem, session, tensors
+from kforge_worker.errors import ProblemError
+from kforge_worker.timing import make_timer
+
+
+class ReferenceSession:
+    def __init__(self):
+        self.module = None
+        self.model = None
+        self.compiled = None
+        self.device = "cpu"
+        self.trials = {}
+        self.timer = None
+        self.shared_dir = "."
+
+    # -- commands ---------------------------------------------------------------------------
+    def load_problem(self, req: dict) -> dict:
+        self.device = req.get("device", "cpu")
+        session.setup(self.device, int(req.get("threads", 0)))
+        session.set_precision(req.get("precision", "strict"))
+        self.shared_dir = req["shared_dir"]
+        overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
+        self.module = problem.load_problem(req["problem"], overrides)
+        seed = int(req["seed"])
+        session.seed_everything(seed)
+        init_inputs = self.module.get_init_inputs()
+        session.seed_everything(seed)
+        self.model = self.module.Model(*init_inputs).to(self.device).eval()
+        tag = req.get("tag", "main")
+        init_path = os.path.join(self.shared_dir, f"init_{tag}.pt")
+        state_path = os.path.join(self.shared_dir, f"state_{tag}.pt")
+        tensors.save(tensors.detach_clone(list(init_inputs)), init_path)
+        tensors.save(tensors.detach_clone(self.model.state_dict()), state_path)
+        self.trials = {}
+        self.compiled = None
+        variants = []
+        if int(req.get("variants", 0)) > 0:
+            variants = problem.shape_variants(req["problem"], overrides, int(req["variants"]))
+        return {
+            "torch": torch.__version__,
+            "variants": variants,
+            "init_inputs": init_path,
+            "state": state_path,
+            "globals": _size_globals(self.module),
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+        }
+
+    def make_trial(self, req: dict) -> dict:
+        trial = int(req["trial"])
+        session.seed_everything(session.trial_seed(int(req["seed"]), trial))
+        inputs = list(self.module.get_inputs())
+        inputs = tensors.to_device(inputs, self.device)
+        path = os.path.join(self.shared_dir, f"inputs_{req.get('tag', 'main')}_{trial}.pt")
+        tensors.save(tensors.detach_clone(inputs), path)
+        before = tensors.detach_clone(inputs)
+        start = time.perf_counter()
+        outputs = self._forward(inputs)
+        seconds = time.perf_counter() - start
+        reply = {"inputs": path, "outputs": tensors.describe(outputs), "seconds": seconds,
+                 "input_bytes": tensors.nbytes(inputs), "output_bytes": tensors.nbytes(outputs)}
+        if req.get("check_determinism"):
+            again = self._forward(tensors.to_device(tensors.detach_clone(before), self.device))
+            try:
+                compare.compare(outputs, again)
+            except compare.Mismatch as m:
+                raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
+        self.trials[trial] = {"outputs": tensors.detach_clone(outputs), "inputs_before": before,
+                              "inputs_after": tensors.detach_clone(inputs)}
+        return reply
+
+    def check(self, req: dict) -> dict:
+        trial = self.trials[int(req["trial"])]
+        got = tensors.load(req["candidate_outputs"])
+        if not isinstance(got, dict) or "outputs" not in got:
+            return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
+        reply = {"match": True}
+        try:
+            reply["stats"] = compare.compare(trial["outputs"], got["outputs"], tol_scale=float(req.get("tol_scale", 1.0)))
+        except compare.Mismatch as m:
+            return {"match": False, "mismatch": m.report}
+        # The caller sees the inputs after the call: they must be what the reference leaves them as.
+        try:
+            compare.compare(trial["inputs_after"], got.get("inputs_after"), path="input")
+        except compare.Mismatch as m:
+            ref_mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
+            reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": ref_mutates}
+        return reply
+
+    def prepare_timing(self, req: dict) -> dict:
+        trial = self.trials[int(req.get("trial", 0))]
+        self.timing_inputs = tensors.to_device(tensors.detach_clone(trial["inputs_before"]), self.device)
+        self.timer = make_timer(self.device)
+        reply = {"timer": self.timer.info()}
+        if req.get("compile_baseline", True):
+            start = time.perf_counter()
+            try:
+                self.compiled = torch.compile(self.model)
+                with torch.no_grad():
+                    self.compiled(*self.timing_inputs)
+                reply["compile_seconds"] = time.perf_counter() - start
+            except Exception as exc:
+                self.compiled = None
+                reply["compile_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        return reply
+
+    def time(self, req: dict) -> dict:
+        fn_model = self.compiled if req["which"] == "compile" else self.model
+        if fn_model is None:
+            raise RuntimeError(f"no {req['which']} baseline prepared")
+        inputs = self.timing_inputs
+
+        def call():
+            with torch.no_grad():
+                fn_model(*inputs)
+
+        return {"times_ms": self.timer.measure(call, int(req["reps"]))}
+
+    def handlers(self):
+        return {"load_problem": self.load_problem, "make_trial": self.make_trial, "check": self.check,
+                "prepare_timing": self.prepare_timing, "time": self.time}
+
+    def _forward(self, inputs):
+        with torch.no_grad():
+            out = self.model(*inputs)
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return out
+
+
+def _size_globals(module) -> dict:
+    return {k: v for k, v in vars(module).items()
+            if not k.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool)}
