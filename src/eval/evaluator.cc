@@ -49,7 +49,6 @@ class Evaluation {
 
  private:
   void phase(const std::string& what) {
-    spdlog::debug("eval: {}", what);
     if (progress_) progress_(what, user_);
   }
   void start_workers();

@@ -1,6 +1,7 @@
 #include "eval/worker_client.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace kforge {
 
@@ -58,6 +59,7 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
     if (!parsed.contains("id") || parsed["id"] != id) continue;  // stale or forged: not ours
     reply.body = parsed;
     reply.kind = parsed.value("ok", false) ? WorkerReply::kOk : WorkerReply::kError;
+    spdlog::debug("{} {}: {:.1f} ms", role_, cmd, reply.wall_ms);
     return reply;
   }
 }

@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from kforge_worker import compare, problem, session, tensors
+from kforge_worker import baselines, compare, problem, session, tensors
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
 
@@ -106,7 +106,7 @@ class ReferenceSession:
         if req.get("compile_baseline", True):
             start = time.perf_counter()
             try:
-                self.compiled = torch.compile(self.model)
+                self.compiled = baselines.compile_model(self.model, self.device)
                 with torch.no_grad():
                     self.compiled(*self.timing_inputs)
                 reply["compile_seconds"] = time.perf_counter() - start
