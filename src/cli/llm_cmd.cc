@@ -49,7 +49,9 @@ int run_ping(const PingArgs& args, const GlobalOptions& global) {
 
   try {
     llm::Response r = provider->complete(request);
-    fmt::print("reply:    {}\n", llm::redact_secrets(r.text));
+    std::string text = llm::redact_secrets(r.text);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
+    fmt::print("reply:    {}\n", text);
     fmt::print("provider: {} (model {})\n", r.provider, r.model);
     fmt::print("tokens:   {} input, {} output\n", r.usage.input_tokens, r.usage.output_tokens);
     fmt::print("latency:  {:.3f} s ({} attempt{})\n", r.latency.count() / 1000.0, r.attempts,

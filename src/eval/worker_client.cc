@@ -53,8 +53,11 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded() || !parsed.is_object()) {
       reply.kind = WorkerReply::kProtocol;
-      reply.detail = fmt::format("the {} process sent a malformed reply", role_);
-      continue;  // a stray line; the real reply may follow
+      reply.detail = fmt::format("the {} process sent a malformed reply: {}", role_, line.substr(0, 200));
+      // Untrusted candidate code can write anything to the channel: skip its noise and keep
+      // waiting for the real reply. The reference is kforge's own code: stop at once.
+      if (role_ == "candidate") continue;
+      return reply;
     }
     if (!parsed.contains("id") || parsed["id"] != id) continue;  // stale or forged: not ours
     reply.body = parsed;

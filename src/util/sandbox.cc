@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <set>
 
 #include "util/subprocess.h"
 
@@ -36,14 +37,22 @@ std::vector<std::string> sandboxed_command(const std::string& bwrap, const Sandb
     argv.insert(argv.end(), {"--dev", "/dev"});
   }
   argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  std::set<std::string> seen;  // each mount point once
+  auto mount = [&](const char* how, const std::string& source, const fs::path& target) {
+    std::string where = fs::absolute(target).lexically_normal().string();
+    if (seen.insert(where).second) argv.insert(argv.end(), {how, source, where});
+  };
   for (const auto& dir : policy.hidden_dirs)
-    if (fs::is_directory(dir)) argv.insert(argv.end(), {"--tmpfs", dir.string()});
+    if (fs::is_directory(dir)) {
+      std::string where = fs::absolute(dir).lexically_normal().string();
+      if (seen.insert(where).second) argv.insert(argv.end(), {"--tmpfs", where});
+    }
   for (const auto& file : policy.hidden_files)
-    if (fs::exists(file)) argv.insert(argv.end(), {"--ro-bind", "/dev/null", fs::absolute(file).string()});
+    if (fs::exists(file)) mount("--ro-bind", "/dev/null", file);
   for (const auto& dir : policy.read_only)
-    if (fs::exists(dir)) argv.insert(argv.end(), {"--ro-bind", dir.string(), dir.string()});
+    if (fs::exists(dir)) mount("--ro-bind", fs::absolute(dir).string(), dir);
   for (const auto& dir : policy.writable)
-    if (fs::exists(dir)) argv.insert(argv.end(), {"--bind", dir.string(), dir.string()});
+    if (fs::exists(dir)) mount("--bind", fs::absolute(dir).string(), dir);
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

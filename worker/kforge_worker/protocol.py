@@ -41,7 +41,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
         except Exception as exc:  # every failure becomes a reply; kforge decides what it means
             reply = error_reply(exc)
         reply["id"] = rid
-        out.write(json.dumps(reply, default=_json_default) + "\n")
+        out.write(json.dumps(_finite(reply), default=_json_default, allow_nan=False) + "\n")
         out.flush()
 
 
@@ -84,6 +84,19 @@ def _is_torch_build_error(exc: BaseException) -> bool:
 
 def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+
+
+def _finite(value):
+    """JSON has no NaN or Infinity: such floats travel as the strings "nan", "inf", "-inf"."""
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _json_default(value):

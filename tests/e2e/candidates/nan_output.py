@@ -1,0 +1,12 @@
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, a, b):
+        out = a * self.scale + b
+        out[3] = float("nan")
+        return out
