@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   using namespace kforge;
   CLI::App app{"kforge: turns a PyTorch reference model into fast, verified kernels"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
   app.set_version_flag("--version", "kforge 0.1.0");
 
   GlobalOptions global;

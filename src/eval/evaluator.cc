@@ -384,18 +384,32 @@ EvalResult Evaluation::run() {
   fs::create_directories(opt_.log_dir);
   fs::copy_file(opt_.candidate, dirs_.candidate / opt_.candidate.filename());
 
+  // Seconds spent in each stage, for the harness-overhead benchmark and for users.
+  auto lap_start = Clock::now();
+  auto lap = [&](const char* stage) {
+    auto now = Clock::now();
+    doc_["phases_s"][stage] = Seconds(now - lap_start).count();
+    lap_start = now;
+  };
   phase("starting workers");
   start_workers();
   json problem_reply;
   phase("loading problem");
-  if (load_problem(json(opt_.overrides), "main", &problem_reply)) {
+  bool loaded = load_problem(json(opt_.overrides), "main", &problem_reply);
+  lap("start_and_load_problem");
+  if (loaded) {
     doc_["globals"] = problem_reply["globals"];
     doc_["env"]["torch"] = problem_reply.value("torch", "");
     phase("compiling and loading candidate");
-    if (load_candidate(problem_reply) && run_trials("main", opt_.trials, true)) {
+    bool candidate_loaded = load_candidate(problem_reply);
+    lap("load_candidate");
+    if (candidate_loaded && run_trials("main", opt_.trials, true)) {
+      lap("correctness_trials");
       correctness_["shapes_checked"] = json::array({{{"tag", "main"}, {"globals", problem_reply["globals"]}}});
       bool timed_ok = !opt_.timing || time_candidate();
+      lap("timing");
       if (timed_ok) check_shape_variants(problem_reply.value("variants", json::array()));
+      lap("shape_variants");
       if (status_.empty()) status_ = status::kCorrect;
     }
   }
@@ -411,6 +425,7 @@ EvalResult Evaluation::run() {
 
   if (cand_) cand_->shutdown();
   if (ref_) ref_->shutdown();
+  lap("shutdown");
   std::error_code ec;
   fs::remove_all(root, ec);
   doc_["wall_seconds"] = Seconds(Clock::now() - started).count();

@@ -8,7 +8,7 @@ namespace kforge {
 using Clock = std::chrono::steady_clock;
 
 WorkerClient::WorkerClient(std::string role, std::unique_ptr<Subprocess> process)
-    : role_(std::move(role)), process_(std::move(process)) {}
+    : role_(std::move(role)), process_(std::move(process)), id_rng_(std::random_device{}()) {}
 
 WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
                                   std::chrono::duration<double> timeout) {
@@ -18,7 +18,8 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
     reply.detail = fmt::format("the {} process is no longer running", role_);
     return reply;
   }
-  std::uint64_t id = next_id_++;
+  // Unpredictable ids: replies a candidate forged in advance never match a real request.
+  std::uint64_t id = (id_rng_() << 20) ^ next_id_++;
   args["cmd"] = cmd;
   args["id"] = id;
   auto start = Clock::now();
@@ -68,12 +69,9 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
 }
 
 void WorkerClient::shutdown() {
-  if (alive_) {
-    process_->send_line(R"({"cmd":"exit","id":0})");
-    process_->finish(std::chrono::milliseconds(2000));
-  } else {
-    process_->kill_tree();
-  }
+  // Everything a worker produces is read before this point; its interpreter's own teardown
+  // (about a second with torch loaded) buys nothing, so it is killed outright.
+  process_->kill_tree();
   alive_ = false;
 }
 

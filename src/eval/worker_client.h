@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,7 @@ class WorkerClient {
   // Sends {"cmd": cmd, ...args, "id": n} and waits up to `timeout` for the matching reply.
   WorkerReply request(const std::string& cmd, nlohmann::json args, std::chrono::duration<double> timeout);
 
-  void shutdown();  // polite exit, then kill whatever is left
+  void shutdown();  // kills the worker's whole tree
   const std::string& role() const { return role_; }
   Subprocess& process() { return *process_; }
   bool alive() const { return alive_; }
@@ -41,6 +42,7 @@ class WorkerClient {
   std::string role_;
   std::unique_ptr<Subprocess> process_;
   std::uint64_t next_id_ = 1;
+  std::mt19937_64 id_rng_;
   bool alive_ = true;
 };
 

@@ -70,6 +70,9 @@ std::set<pid_t> g_live_workers;
 std::string ExitStatus::describe() const {
   if (!exited) return "still running";
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+  // A sandbox (bubblewrap) or shell in between reports a child killed by signal N as 128 + N.
+  if (code > 128 && code < 128 + 32)
+    return fmt::format("exit code {}: killed by signal {} ({})", code, code - 128, strsignal(code - 128));
   return fmt::format("exit code {}", code);
 }
 

@@ -12,7 +12,7 @@ for root in ("/tmp", "/root", "/home"):
             path = os.path.join(dirpath, name)
             try:
                 with open(path, errors="replace") as f:
-                    if "kforge-canary" in f.read(1 << 20):
+                    if "kforge-" + "canary" in f.read(1 << 20):
                         print("FOUND-CANARY-IN " + path)
             except OSError:
                 pass

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test: C++ unit tests (ctest), worker unit tests and end-to-end CLI tests (pytest).
+# Expects scripts/setup.sh to have run. One compile cache (build/test-cache) serves the whole run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+export KFORGE_CACHE_DIR=${KFORGE_CACHE_DIR:-$PWD/$build_dir/test-cache}
+export KFORGE_BIN=$PWD/$build_dir/kforge
+status=0
+start=$(date +%s)
+
+echo "== C++ unit tests (ctest)"
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" || status=1
+
+echo "== Python: worker unit tests and end-to-end tests (pytest)"
+.venv/bin/python -m pytest -q -n "$jobs" -p no:cacheprovider --durations=15\
+  worker/tests tests || status=1
+
+echo "== all tests finished in $(( $(date +%s) - start )) s, status $status"
+exit $status

@@ -1,0 +1,74 @@
+import pytest
+import torch
+
+from kforge_worker import compare
+
+
+def test_identical_tensors_pass_with_zero_error():
+    x = torch.randn(4, 5)
+    stats = compare.compare(x, x.clone())
+    assert stats["max_abs_error"] == 0
+    assert stats["tolerances"]["output"]["atol"] == 1e-4
+
+
+def test_error_within_tolerance_passes_and_is_reported():
+    x = torch.ones(10)
+    stats = compare.compare(x, x + 5e-5)
+    assert stats["max_abs_error"] == pytest.approx(5e-5, rel=1e-2)
+
+
+def test_mismatch_reports_index_shape_and_values():
+    x = torch.zeros(3, 4)
+    y = x.clone()
+    y[2, 1] = 1.0
+    with pytest.raises(compare.Mismatch) as info:
+        compare.compare(x, y)
+    report = info.value.report
+    assert report["index"] == [2, 1]
+    assert report["shape"] == [3, 4]
+    assert report["max_abs_error"] == 1.0
+    assert report["mismatched"] == 1
+
+
+def test_nan_where_reference_is_finite_fails():
+    with pytest.raises(compare.Mismatch) as info:
+        compare.compare(torch.zeros(5), torch.tensor([0, 0, float("nan"), 0, 0]))
+    assert info.value.report["reason"] == "nonfinite"
+    assert info.value.report["index"] == [2]
+
+
+def test_nan_matching_the_reference_passes():
+    ref = torch.tensor([1.0, float("nan"), float("inf")])
+    compare.compare(ref, ref.clone())
+
+
+def test_shape_and_dtype_must_match():
+    with pytest.raises(compare.Mismatch, match="shape"):
+        compare.compare(torch.zeros(3), torch.zeros(4))
+    with pytest.raises(compare.Mismatch, match="dtype"):
+        compare.compare(torch.zeros(3), torch.zeros(3, dtype=torch.float64))
+
+
+def test_half_precision_has_looser_tolerance():
+    x = torch.ones(8, dtype=torch.float16)
+    compare.compare(x, x + 0.005)
+    with pytest.raises(compare.Mismatch):
+        compare.compare(x.float(), x.float() + 0.005)
+
+
+def test_integer_and_bool_outputs_must_match_exactly():
+    compare.compare(torch.arange(5), torch.arange(5))
+    with pytest.raises(compare.Mismatch):
+        compare.compare(torch.arange(5), torch.arange(5) + torch.tensor([0, 0, 0, 1, 0]))
+    with pytest.raises(compare.Mismatch):
+        compare.compare(torch.tensor([True, False]), torch.tensor([True, True]))
+
+
+def test_tuples_and_scalars():
+    compare.compare((torch.ones(2), 3, 0.5), (torch.ones(2), 3, 0.5 + 1e-9))
+    with pytest.raises(compare.Mismatch, match=r"output\[1\]"):
+        compare.compare((torch.ones(2), 3), (torch.ones(2), 4))
+    with pytest.raises(compare.Mismatch, match="expected 2 outputs"):
+        compare.compare((torch.ones(2), 3), (torch.ones(2),))
+    with pytest.raises(compare.Mismatch, match="expected a tensor"):
+        compare.compare(torch.ones(2), [1.0, 1.0])
