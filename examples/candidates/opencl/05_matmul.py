@@ -4,7 +4,8 @@ import torch.nn as nn
 from kforge_worker import ocl
 
 # C = A @ B. Each work-item computes a 4 x 16 tile of C in registers (four float16 accumulators),
-# reading contiguous 16-float slices of B rows. Requires M % 4 == 0 and N % 16 == 0.
+# reading contiguous 16-float slices of B rows. The edges that do not fill a whole tile (the last
+# M % 4 rows and N % 16 columns) are computed one element per work-item by matmul_edge.
 SRC = """
 __kernel void matmul(__global const float* A, __global const float* B, __global float* C,
                      int M, int K, int N) {
@@ -25,6 +26,15 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
     vstore16(c2, 0, c + 2 * N);
     vstore16(c3, 0, c + 3 * N);
 }
+
+__kernel void matmul_edge(__global const float* A, __global const float* B, __global float* C,
+                          int M, int K, int N, int row0, int col0) {
+    const int j = col0 + get_global_id(0);
+    const int i = row0 + get_global_id(1);
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k) acc = fma(A[(long)i * K + k], B[(long)k * N + j], acc);
+    C[(long)i * N + j] = acc;
+}
 """
 _prog = ocl.build(SRC)
 
@@ -38,8 +48,12 @@ class ModelNew(nn.Module):
         B = B.contiguous()
         M, K = A.shape
         N = B.shape[1]
-        if M % 4 or N % 16:
-            raise ValueError("this kernel needs M % 4 == 0 and N % 16 == 0")
         C = torch.empty(M, N, dtype=A.dtype)
-        _prog.launch("matmul", (N // 16, M // 4), None, A, B, C, M, K, N)
+        M4, N16 = M - M % 4, N - N % 16
+        if M4 and N16:
+            _prog.launch("matmul", (N16 // 16, M4 // 4), None, A, B, C, M, K, N)
+        if N > N16 and M4:  # right edge of the tiled rows
+            _prog.launch("matmul_edge", (N - N16, M4), None, A, B, C, M, K, N, 0, N16)
+        if M > M4:  # bottom rows, all columns
+            _prog.launch("matmul_edge", (N, M - M4), None, A, B, C, M, K, N, M4, 0)
         return C
