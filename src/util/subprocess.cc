@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -61,6 +62,28 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+// True when /proc/<pid>/environ holds KFORGE_TREE_ID=<tree_id>.
+bool has_tree_id(pid_t pid, const std::string& tree_id) {
+  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  std::string environ_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string needle = "KFORGE_TREE_ID=" + tree_id;
+  std::size_t pos = 0;
+  while ((pos = environ_text.find(needle, pos)) != std::string::npos) {
+    bool starts = pos == 0 || environ_text[pos - 1] == '\0';
+    std::size_t end = pos + needle.size();
+    if (starts && (end == environ_text.size() || environ_text[end] == '\0')) return true;
+    pos = end;
+  }
+  return false;
+}
+
+std::string new_tree_id() {
+  static std::mt19937_64 rng(std::random_device{}());
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  return fmt::format("{:016x}", rng());
+}
+
 std::mutex g_workers_mutex;
 std::set<pid_t> g_live_workers;
 
@@ -85,8 +108,13 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
   make_pipe(reply);
   make_pipe(log);
 
+  // Every process of this tree inherits the id, so the ones that escape the process group can be
+  // told apart from kforge's other children when the tree is killed.
+  const std::string tree_id = new_tree_id();
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : options.env)
+    if (k != "KFORGE_TREE_ID") env_strings.push_back(k + "=" + v);
+  env_strings.push_back("KFORGE_TREE_ID=" + tree_id);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -146,6 +174,7 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
 
   std::unique_ptr<Subprocess> p(new Subprocess());
   p->pid_ = pid;
+  p->tree_id_ = tree_id;
   p->stdin_fd_ = in[1];
   p->reply_fd_ = reply[0];
   p->log_fd_ = log[0];
@@ -287,10 +316,12 @@ void Subprocess::kill_tree() {
   // the subreaper. Any child of ours that is not a live worker is such an escapee: kill it.
   std::lock_guard workers_lock(g_workers_mutex);
   g_live_workers.erase(pid_);
+  // Only processes carrying this tree's id in their environment are ours to kill: other children
+  // of kforge (an LLM provider's command, another worker's tree) are left alone.
   for (int round = 0; round < 50; ++round) {
     std::vector<pid_t> strays;
     for (pid_t child : children_of(getpid()))
-      if (!g_live_workers.count(child)) strays.push_back(child);
+      if (!g_live_workers.count(child) && has_tree_id(child, tree_id_)) strays.push_back(child);
     if (strays.empty()) break;
     for (pid_t s : strays) ::kill(s, SIGKILL);
     for (pid_t s : strays) waitpid(s, nullptr, 0);

@@ -78,6 +78,7 @@ class Subprocess {
   int reply_fd_ = -1;
   int log_fd_ = -1;
   int log_file_fd_ = -1;
+  std::string tree_id_;  // KFORGE_TREE_ID given to every process of this tree
   std::string reply_buffer_;
   std::string log_head_;
   std::string log_tail_;

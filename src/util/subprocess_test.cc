@@ -1,6 +1,7 @@
 #include "util/subprocess.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -86,6 +87,20 @@ TEST(Subprocess, DetachedGrandchildIsKilledWithTheTree) {
   p->kill_tree();
   std::this_thread::sleep_for(50ms);
   EXPECT_NE(kill(grandchild, 0), 0) << "the setsid grandchild survived";
+}
+
+TEST(Subprocess, KillingATreeSparesKforgesOtherChildren) {
+  become_subreaper();
+  pid_t other = fork();  // e.g. an LLM provider's command, started outside any worker tree
+  if (other == 0) {
+    execl("/bin/sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  auto p = Subprocess::spawn(shell("sleep 30"));
+  p->kill_tree();
+  EXPECT_EQ(kill(other, 0), 0) << "an unrelated child was killed";
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
 }
 
 TEST(RunCommand, CapturesOutputAndExitCode) {
