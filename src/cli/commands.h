@@ -12,5 +12,7 @@ namespace kforge {
 void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_llm_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_report_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 
 }  // namespace kforge

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   register_eval_command(app, global, &exit_code);
   register_targets_command(app, global, &exit_code);
   register_llm_command(app, global, &exit_code);
+  register_run_command(app, global, &exit_code);
+  register_report_command(app, global, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/errors.h"
+#include "util/hash.h"
 #include "util/paths.h"
 
 namespace kforge {
@@ -37,6 +38,58 @@ const char* const kMigrations[] = {
     CREATE INDEX evaluations_by_candidate ON evaluations(candidate_sha256);
     CREATE INDEX evaluations_by_problem ON evaluations(problem_sha256, target);
     )sql",
+    // Refinement runs (`kforge run`): each step of a run is keyed by a stable name ("r1.s0.a2.gen"),
+    // so a resumed run finds what it already did and repeats no finished LLM call or evaluation.
+    R"sql(
+    CREATE TABLE runs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      status TEXT NOT NULL,
+      problem TEXT NOT NULL,
+      problem_sha256 TEXT NOT NULL,
+      target TEXT NOT NULL,
+      llm TEXT NOT NULL,
+      options_json TEXT NOT NULL,
+      summary_json TEXT
+    );
+    CREATE TABLE llm_calls (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      run_id INTEGER NOT NULL REFERENCES runs(id),
+      step TEXT NOT NULL,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      request_json TEXT NOT NULL,
+      response_json TEXT NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost_usd REAL,
+      UNIQUE(run_id, step)
+    );
+    CREATE TABLE run_candidates (
+      run_id INTEGER NOT NULL REFERENCES runs(id),
+      step TEXT NOT NULL,
+      candidate_sha256 TEXT NOT NULL REFERENCES candidates(sha256),
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      PRIMARY KEY(run_id, step)
+    );
+    CREATE TABLE run_evaluations (
+      run_id INTEGER NOT NULL REFERENCES runs(id),
+      step TEXT NOT NULL,
+      evaluation_id INTEGER NOT NULL REFERENCES evaluations(id),
+      PRIMARY KEY(run_id, step)
+    );
+    CREATE TABLE decisions (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      run_id INTEGER NOT NULL REFERENCES runs(id),
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      round INTEGER NOT NULL,
+      step TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      candidate_sha256 TEXT,
+      detail_json TEXT NOT NULL,
+      UNIQUE(run_id, step, kind)
+    );
+    )sql",
 };
 
 class Statement {
@@ -55,6 +108,10 @@ class Statement {
     else sqlite3_bind_null(stmt_, i);
     return *this;
   }
+  Statement& null(int i) {
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
   Statement& integer(int i, std::int64_t v) {
     sqlite3_bind_int64(stmt_, i, v);
     return *this;
@@ -70,6 +127,10 @@ class Statement {
     return p ? p : "";
   }
   std::int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+  nlohmann::json column_json(int i) const {
+    if (sqlite3_column_type(stmt_, i) == SQLITE_NULL) return nullptr;
+    return nlohmann::json::parse(column_text(i));
+  }
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
@@ -135,25 +196,30 @@ void Store::migrate() {
   }
 }
 
-std::int64_t Store::add_evaluation(const nlohmann::json& result, const std::string& candidate_source) {
+std::int64_t Store::insert_evaluation(const nlohmann::json& result, const std::string& candidate_source) {
   const std::string sha = result.value("candidate_sha256", "");
+  Statement(db_, "INSERT OR IGNORE INTO candidates(sha256, source) VALUES (?, ?)").text(1, sha).text(2, candidate_source).step();
+  Statement ins(db_,
+                "INSERT INTO evaluations(candidate_sha256, problem, problem_sha256, target, device, status, "
+                "speedup_vs_eager, speedup_vs_compile, result_json) VALUES (?,?,?,?,?,?,?,?,?)");
+  ins.text(1, sha)
+      .text(2, result.value("problem", ""))
+      .text(3, result.value("problem_sha256", ""))
+      .text(4, result.value("target", ""))
+      .text(5, result.value("device", ""))
+      .text(6, result.value("status", ""))
+      .real_or_null(7, result.value("speedup_vs_eager", nlohmann::json()))
+      .real_or_null(8, result.value("speedup_vs_compile", nlohmann::json()))
+      .text(9, result.dump());
+  ins.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::int64_t Store::add_evaluation(const nlohmann::json& result, const std::string& candidate_source) {
+  std::lock_guard lock(mutex_);
   exec("BEGIN IMMEDIATE");
   try {
-    Statement(db_, "INSERT OR IGNORE INTO candidates(sha256, source) VALUES (?, ?)").text(1, sha).text(2, candidate_source).step();
-    Statement ins(db_,
-                  "INSERT INTO evaluations(candidate_sha256, problem, problem_sha256, target, device, status, "
-                  "speedup_vs_eager, speedup_vs_compile, result_json) VALUES (?,?,?,?,?,?,?,?,?)");
-    ins.text(1, sha)
-        .text(2, result.value("problem", ""))
-        .text(3, result.value("problem_sha256", ""))
-        .text(4, result.value("target", ""))
-        .text(5, result.value("device", ""))
-        .text(6, result.value("status", ""))
-        .real_or_null(7, result.value("speedup_vs_eager", nlohmann::json()))
-        .real_or_null(8, result.value("speedup_vs_compile", nlohmann::json()))
-        .text(9, result.dump());
-    ins.step();
-    std::int64_t id = sqlite3_last_insert_rowid(db_);
+    std::int64_t id = insert_evaluation(result, candidate_source);
     exec("COMMIT");
     return id;
   } catch (...) {
@@ -163,6 +229,7 @@ std::int64_t Store::add_evaluation(const nlohmann::json& result, const std::stri
 }
 
 std::optional<StoredEvaluation> Store::evaluation(std::int64_t id) const {
+  std::lock_guard lock(mutex_);
   Statement s(db_, "SELECT id, created_at, status, candidate_sha256, result_json FROM evaluations WHERE id = ?");
   s.integer(1, id);
   if (!s.step()) return std::nullopt;
@@ -170,6 +237,7 @@ std::optional<StoredEvaluation> Store::evaluation(std::int64_t id) const {
 }
 
 std::vector<StoredEvaluation> Store::evaluations_of(const std::string& sha) const {
+  std::lock_guard lock(mutex_);
   Statement s(db_,
               "SELECT id, created_at, status, candidate_sha256, result_json FROM evaluations WHERE candidate_sha256 = ? "
               "ORDER BY id");
@@ -180,10 +248,220 @@ std::vector<StoredEvaluation> Store::evaluations_of(const std::string& sha) cons
 }
 
 std::optional<std::string> Store::candidate_source(const std::string& sha) const {
+  std::lock_guard lock(mutex_);
   Statement s(db_, "SELECT source FROM candidates WHERE sha256 = ?");
   s.text(1, sha);
   if (!s.step()) return std::nullopt;
   return s.column_text(0);
+}
+
+namespace {
+
+const char* const kRunColumns =
+    "SELECT id, created_at, updated_at, status, problem, problem_sha256, target, llm, options_json, summary_json "
+    "FROM runs";
+
+StoredRun read_run(const Statement& s) {
+  StoredRun r;
+  r.id = s.column_int(0);
+  r.created_at = s.column_text(1);
+  r.updated_at = s.column_text(2);
+  r.status = s.column_text(3);
+  r.problem = s.column_text(4);
+  r.problem_sha256 = s.column_text(5);
+  r.target = s.column_text(6);
+  r.llm = s.column_text(7);
+  r.options = s.column_json(8);
+  r.summary = s.column_json(9);
+  return r;
+}
+
+StoredLlmCall read_llm_call(const Statement& s) {
+  StoredLlmCall c;
+  c.step = s.column_text(0);
+  c.created_at = s.column_text(1);
+  c.request = nlohmann::json::parse(s.column_text(2));
+  c.response = nlohmann::json::parse(s.column_text(3));
+  c.input_tokens = s.column_int(4);
+  c.output_tokens = s.column_int(5);
+  return c;
+}
+
+}  // namespace
+
+std::int64_t Store::create_run(const std::string& problem, const std::string& problem_sha256, const std::string& target,
+                               const std::string& llm, const nlohmann::json& options) {
+  std::lock_guard lock(mutex_);
+  Statement(db_,
+            "INSERT INTO runs(status, problem, problem_sha256, target, llm, options_json) VALUES ('running',?,?,?,?,?)")
+      .text(1, problem)
+      .text(2, problem_sha256)
+      .text(3, target)
+      .text(4, llm)
+      .text(5, options.dump())
+      .step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<StoredRun> Store::run(std::int64_t id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, fmt::format("{} WHERE id = ?", kRunColumns).c_str());
+  s.integer(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+void Store::set_run_status(std::int64_t id, const std::string& status, const nlohmann::json& summary) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "UPDATE runs SET status = ?, summary_json = COALESCE(?, summary_json), "
+              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
+  s.text(1, status);
+  if (summary.is_null()) s.null(2);
+  else s.text(2, summary.dump());
+  s.integer(3, id).step();
+}
+
+void Store::add_llm_call(std::int64_t run_id, const std::string& step, const nlohmann::json& request,
+                         const nlohmann::json& response) {
+  std::lock_guard lock(mutex_);
+  const nlohmann::json usage = response.value("usage", nlohmann::json::object());
+  Statement(db_,
+            "INSERT OR IGNORE INTO llm_calls(run_id, step, request_json, response_json, input_tokens, output_tokens, "
+            "cost_usd) VALUES (?,?,?,?,?,?,?)")
+      .integer(1, run_id)
+      .text(2, step)
+      .text(3, request.dump())
+      .text(4, response.dump())
+      .integer(5, usage.value("input_tokens", std::int64_t{0}))
+      .integer(6, usage.value("output_tokens", std::int64_t{0}))
+      .real_or_null(7, response.value("cost_usd", nlohmann::json()))
+      .step();
+}
+
+std::optional<StoredLlmCall> Store::llm_call(std::int64_t run_id, const std::string& step) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "SELECT step, created_at, request_json, response_json, input_tokens, output_tokens FROM llm_calls "
+              "WHERE run_id = ? AND step = ?");
+  s.integer(1, run_id).text(2, step);
+  if (!s.step()) return std::nullopt;
+  return read_llm_call(s);
+}
+
+std::vector<StoredLlmCall> Store::llm_calls(std::int64_t run_id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "SELECT step, created_at, request_json, response_json, input_tokens, output_tokens FROM llm_calls "
+              "WHERE run_id = ? ORDER BY id");
+  s.integer(1, run_id);
+  std::vector<StoredLlmCall> out;
+  while (s.step()) out.push_back(read_llm_call(s));
+  return out;
+}
+
+std::string Store::add_run_candidate(std::int64_t run_id, const std::string& step, const std::string& source) {
+  std::lock_guard lock(mutex_);
+  const std::string sha = sha256_hex(source);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement(db_, "INSERT OR IGNORE INTO candidates(sha256, source) VALUES (?, ?)").text(1, sha).text(2, source).step();
+    Statement(db_, "INSERT OR IGNORE INTO run_candidates(run_id, step, candidate_sha256) VALUES (?,?,?)")
+        .integer(1, run_id)
+        .text(2, step)
+        .text(3, sha)
+        .step();
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return sha;
+}
+
+std::optional<std::string> Store::run_candidate(std::int64_t run_id, const std::string& step) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "SELECT candidate_sha256 FROM run_candidates WHERE run_id = ? AND step = ?");
+  s.integer(1, run_id).text(2, step);
+  if (!s.step()) return std::nullopt;
+  return s.column_text(0);
+}
+
+std::int64_t Store::add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& result,
+                                       const std::string& candidate_source) {
+  std::lock_guard lock(mutex_);
+  if (auto existing = run_evaluation(run_id, step)) return existing->id;
+  exec("BEGIN IMMEDIATE");
+  try {
+    std::int64_t id = insert_evaluation(result, candidate_source);
+    Statement(db_, "INSERT INTO run_evaluations(run_id, step, evaluation_id) VALUES (?,?,?)")
+        .integer(1, run_id)
+        .text(2, step)
+        .integer(3, id)
+        .step();
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::optional<StoredEvaluation> Store::run_evaluation(std::int64_t run_id, const std::string& step) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "SELECT e.id, e.created_at, e.status, e.candidate_sha256, e.result_json FROM run_evaluations r "
+              "JOIN evaluations e ON e.id = r.evaluation_id WHERE r.run_id = ? AND r.step = ?");
+  s.integer(1, run_id).text(2, step);
+  if (!s.step()) return std::nullopt;
+  return read_evaluation(s);
+}
+
+std::vector<std::pair<std::string, StoredEvaluation>> Store::run_evaluations(std::int64_t run_id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "SELECT e.id, e.created_at, e.status, e.candidate_sha256, e.result_json, r.step FROM run_evaluations r "
+              "JOIN evaluations e ON e.id = r.evaluation_id WHERE r.run_id = ? ORDER BY e.id");
+  s.integer(1, run_id);
+  std::vector<std::pair<std::string, StoredEvaluation>> out;
+  while (s.step()) out.emplace_back(s.column_text(5), read_evaluation(s));
+  return out;
+}
+
+void Store::add_decision(std::int64_t run_id, int round, const std::string& step, const std::string& kind,
+                         const std::string& candidate_sha256, const nlohmann::json& detail) {
+  std::lock_guard lock(mutex_);
+  Statement(db_,
+            "INSERT OR IGNORE INTO decisions(run_id, round, step, kind, candidate_sha256, detail_json) "
+            "VALUES (?,?,?,?,?,?)")
+      .integer(1, run_id)
+      .integer(2, round)
+      .text(3, step)
+      .text(4, kind)
+      .text(5, candidate_sha256)
+      .text(6, detail.dump())
+      .step();
+}
+
+std::vector<StoredDecision> Store::decisions(std::int64_t run_id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "SELECT id, created_at, round, step, kind, candidate_sha256, detail_json FROM decisions "
+              "WHERE run_id = ? ORDER BY id");
+  s.integer(1, run_id);
+  std::vector<StoredDecision> out;
+  while (s.step()) {
+    StoredDecision d;
+    d.id = s.column_int(0);
+    d.created_at = s.column_text(1);
+    d.round = static_cast<int>(s.column_int(2));
+    d.step = s.column_text(3);
+    d.kind = s.column_text(4);
+    d.candidate_sha256 = s.column_text(5);
+    d.detail = nlohmann::json::parse(s.column_text(6));
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace kforge

@@ -2,7 +2,9 @@
 // Default location: <state dir>/kforge.db (~/.kforge/kforge.db); `--db` chooses another.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,34 @@ struct StoredEvaluation {
   std::string status;
   std::string candidate_sha256;
   nlohmann::json result;
+};
+
+// One `kforge run`: what was asked (problem, target, model, options) and how it ended.
+struct StoredRun {
+  std::int64_t id = 0;
+  std::string created_at, updated_at;
+  std::string status;  // running, finished, interrupted, failed
+  std::string problem, problem_sha256, target, llm;
+  nlohmann::json options;
+  nlohmann::json summary;  // null until the run ends
+};
+
+// One finished LLM call of a run, under the step name that asked it.
+struct StoredLlmCall {
+  std::string step;
+  std::string created_at;
+  nlohmann::json request;   // llm::request_to_json
+  nlohmann::json response;  // llm::response_to_json
+  std::int64_t input_tokens = 0, output_tokens = 0;
+};
+
+// One decision of a run (feedback sent, candidate accepted or rejected, run stopped, ...).
+struct StoredDecision {
+  std::int64_t id = 0;
+  std::string created_at;
+  int round = 0;
+  std::string step, kind, candidate_sha256;
+  nlohmann::json detail;
 };
 
 class Store {
@@ -39,9 +69,38 @@ class Store {
 
   int schema_version() const;
 
+  // Runs. Every write below is committed before it returns, so a killed run loses at most the
+  // step in flight. Rewriting a step that is already stored keeps the first version.
+  std::int64_t create_run(const std::string& problem, const std::string& problem_sha256, const std::string& target,
+                          const std::string& llm, const nlohmann::json& options);
+  std::optional<StoredRun> run(std::int64_t id) const;
+  void set_run_status(std::int64_t id, const std::string& status, const nlohmann::json& summary = nullptr);
+
+  void add_llm_call(std::int64_t run_id, const std::string& step, const nlohmann::json& request,
+                    const nlohmann::json& response);
+  std::optional<StoredLlmCall> llm_call(std::int64_t run_id, const std::string& step) const;
+  std::vector<StoredLlmCall> llm_calls(std::int64_t run_id) const;
+
+  // Stores the candidate's source and ties it to the step; returns its sha256.
+  std::string add_run_candidate(std::int64_t run_id, const std::string& step, const std::string& source);
+  std::optional<std::string> run_candidate(std::int64_t run_id, const std::string& step) const;
+
+  // Records the evaluation and ties it to the step in one transaction.
+  std::int64_t add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& result,
+                                  const std::string& candidate_source);
+  std::optional<StoredEvaluation> run_evaluation(std::int64_t run_id, const std::string& step) const;
+  std::vector<std::pair<std::string, StoredEvaluation>> run_evaluations(std::int64_t run_id) const;
+
+  void add_decision(std::int64_t run_id, int round, const std::string& step, const std::string& kind,
+                    const std::string& candidate_sha256, const nlohmann::json& detail);
+  std::vector<StoredDecision> decisions(std::int64_t run_id) const;
+
  private:
   void exec(const char* sql);
   void migrate();
+  std::int64_t insert_evaluation(const nlohmann::json& result, const std::string& candidate_source);
+  // One connection is shared by the threads of a run; transactions must not interleave.
+  mutable std::recursive_mutex mutex_;
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
 };

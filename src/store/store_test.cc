@@ -30,13 +30,52 @@ TEST(Store, RecordsEvaluationsWithTheirCandidateSource) {
   EXPECT_EQ(e->result["speedup_vs_eager"], 2.5);
   EXPECT_EQ(reopened.evaluations_of("abc").size(), 2u);
   EXPECT_EQ(reopened.candidate_source("abc"), "class ModelNew: pass\n");
-  EXPECT_EQ(reopened.schema_version(), 1);
+  EXPECT_EQ(reopened.schema_version(), 2);
 }
 
 TEST(Store, UnknownIdsAreAbsent) {
   Store store(temp_db());
   EXPECT_FALSE(store.evaluation(42));
   EXPECT_FALSE(store.candidate_source("nope"));
+}
+
+TEST(Store, RunStepsAreStoredOnceAndSurviveReopening) {
+  auto path = temp_db();
+  std::int64_t run;
+  {
+    Store store(path);
+    run = store.create_run("/p/relu.py", "abc", "cpu", "exec:model", {{"samples", 2}});
+    store.add_llm_call(run, "r0.s0.a0.gen", {{"messages", nlohmann::json::array()}},
+                       {{"text", "first"}, {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}});
+    store.add_llm_call(run, "r0.s0.a0.gen", {{"messages", nlohmann::json::array()}}, {{"text", "second"}});
+    std::string sha = store.add_run_candidate(run, "r0.s0.a0", "class ModelNew: pass\n");
+    nlohmann::json result = {{"candidate_sha256", sha}, {"status", "incorrect"}};
+    std::int64_t e1 = store.add_run_evaluation(run, "r0.s0.a0.check", result, "class ModelNew: pass\n");
+    EXPECT_EQ(store.add_run_evaluation(run, "r0.s0.a0.check", result, "class ModelNew: pass\n"), e1);
+    store.add_decision(run, 0, "r0.s0.a0", "feedback", sha, {{"status", "incorrect"}});
+    store.add_decision(run, 0, "r0.s0.a0", "feedback", sha, {{"status", "changed"}});
+    store.set_run_status(run, "finished", {{"best", nullptr}});
+  }
+  Store store(path);
+  auto r = store.run(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, "finished");
+  EXPECT_EQ(r->options["samples"], 2);
+  EXPECT_TRUE(r->summary.contains("best"));
+  auto call = store.llm_call(run, "r0.s0.a0.gen");
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->response["text"], "first");
+  EXPECT_EQ(call->input_tokens, 10);
+  EXPECT_EQ(store.llm_calls(run).size(), 1u);
+  EXPECT_FALSE(store.llm_call(run, "r0.s1.a0.gen"));
+  EXPECT_TRUE(store.run_candidate(run, "r0.s0.a0"));
+  ASSERT_TRUE(store.run_evaluation(run, "r0.s0.a0.check"));
+  EXPECT_EQ(store.run_evaluations(run).size(), 1u);
+  auto decisions = store.decisions(run);
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].detail["status"], "incorrect");
+  store.set_run_status(run, "interrupted");
+  EXPECT_TRUE(store.run(run)->summary.contains("best"));  // a status change keeps the summary
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+#include "agent/feedback.h"
+
+#include <gtest/gtest.h>
+
+namespace kforge::agent {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(Feedback, CompileErrorsAreQuotedVerbatim) {
+  json doc = {{"status", "compile_error"},
+              {"error",
+               {{"kind", "compile_error"},
+                {"message", "C++ compilation failed (exit 1): relu.cpp:5:40: error: 'zero' was not declared in this scope"},
+                {"log", "relu.cpp: In function 'void relu(const float*, float*, int64_t)':\n"
+                        "relu.cpp:5:40: error: 'zero' was not declared in this scope\n"
+                        "    5 |     y[i] = x[i] > 0.0f ? x[i] : zero;\n"}}}};
+  std::string f = functional_feedback(doc);
+  EXPECT_NE(f.find("relu.cpp:5:40: error: 'zero' was not declared in this scope\n"), std::string::npos) << f;
+  EXPECT_NE(f.find("    5 |     y[i] = x[i] > 0.0f ? x[i] : zero;"), std::string::npos);
+  EXPECT_EQ(one_line_summary(doc), "compile_error: relu.cpp:5:40: error: 'zero' was not declared in this scope");
+}
+
+TEST(Feedback, MismatchNamesOutputErrorIndexAndShape) {
+  json doc = {{"status", "incorrect"},
+              {"error", {{"kind", "mismatch"}, {"message", "trial 0: output: 1 of 4194304 elements outside tolerance"}}},
+              {"correctness",
+               {{"mismatch",
+                 {{"path", "output"}, {"reason", "value"}, {"max_abs_error", 1.0}, {"index", {3, 12345}},
+                  {"shape", {64, 65536}}, {"expected", 0.25}, {"got", 1.25}, {"mismatched", 1}, {"atol", 1e-4},
+                  {"trial", 0}, {"shape_tag", "main"}}}}}};
+  std::string f = functional_feedback(doc);
+  EXPECT_NE(f.find("- output: `output`"), std::string::npos) << f;
+  EXPECT_NE(f.find("- max abs error: 1\n"), std::string::npos);
+  EXPECT_NE(f.find("- worst index: [3, 12345]"), std::string::npos);
+  EXPECT_NE(f.find("- shape: [64, 65536]"), std::string::npos);
+  EXPECT_NE(f.find("expected 0.25, got 1.25"), std::string::npos);
+  EXPECT_EQ(f.find("size variant"), std::string::npos);
+}
+
+TEST(Feedback, FailedChecksAreNamed) {
+  json doc = {{"status", "rejected"},
+              {"error", {{"kind", "input_mutation"}, {"message", "the candidate changed its inputs"}}},
+              {"checks", {{{"name", "timing_crosscheck"}, {"verdict", "pass"}, {"message", "ok"}},
+                          {{"name", "input_mutation"}, {"verdict", "fail"}, {"message", "x was modified in place"}}}}};
+  std::string f = functional_feedback(doc);
+  EXPECT_NE(f.find("- check `input_mutation` failed: x was modified in place"), std::string::npos) << f;
+  EXPECT_EQ(f.find("timing_crosscheck"), std::string::npos);
+}
+
+TEST(Feedback, RuntimeErrorsKeepTheEndOfTheTraceback) {
+  std::string log;
+  for (int i = 0; i < 40; ++i) log += "frame " + std::to_string(i) + "\n";
+  log += "RuntimeError: boom\n";
+  json doc = {{"status", "runtime_error"}, {"error", {{"kind", "runtime_error"}, {"message", "trial 0 failed: boom"}, {"log", log}}}};
+  std::string f = functional_feedback(doc);
+  EXPECT_NE(f.find("RuntimeError: boom"), std::string::npos);
+  EXPECT_EQ(f.find("frame 3\n"), std::string::npos);
+}
+
+TEST(Feedback, MissingFieldsDoNotThrow) {
+  EXPECT_NO_THROW(functional_feedback(json::object()));
+  EXPECT_NO_THROW(functional_feedback({{"status", "incorrect"}, {"correctness", {{"mismatch", 3}}}}));
+  EXPECT_EQ(functional_feedback({{"status", "correct"}}), "");
+}
+
+}  // namespace
+}  // namespace kforge::agent

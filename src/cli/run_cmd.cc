@@ -1,0 +1,241 @@
+// `kforge run PROBLEM --target T --llm KIND:MODEL`: the two-agent refinement loop (src/loop/),
+// from a PyTorch reference to a verified, faster kernel. `kforge run --resume RUN` continues a
+// run that was interrupted or killed, from the store. Writes the best candidate as a standalone
+// file, a JSON summary and a Markdown report (docs/loop.md).
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/prompt_renderer.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "config/config.h"
+#include "eval/worker_launch.h"
+#include "llm/cancel.h"
+#include "llm/provider_factory.h"
+#include "llm/usage.h"
+#include "loop/refine_loop.h"
+#include "loop/run_summary.h"
+#include "loop/standalone.h"
+#include "store/store.h"
+#include "target/target.h"
+#include "util/errors.h"
+#include "util/hash.h"
+#include "util/paths.h"
+
+namespace kforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct RunArgs {
+  loop::RunOptions options;
+  std::string problem;
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+  std::optional<double> temperature;
+  bool no_compile_baseline = false, no_sandbox = false;
+  std::int64_t resume = 0;
+  std::string record, db;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--set expects NAME=VALUE, got '{}'", s));
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+// Writes best.py (standalone), summary.json and report.md; returns the summary.
+json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptions& opt,
+                   const std::optional<loop::BestCandidate>& best) {
+  fs::path out = opt.out_dir;
+  fs::create_directories(out);
+  json summary = loop::build_summary(store, run_id);
+  if (best) {
+    std::string header = fmt::format(
+        "kforge run {}: best candidate for {} on the {} target ({}).\n{}\n"
+        "Drop-in replacement for the reference: construct ModelNew (also bound to Model) with the same arguments.",
+        run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary));
+    std::string standalone = loop::make_standalone(best->source, data_dir() / "worker" / "kforge_worker", header);
+    std::ofstream(out / "best.py") << standalone;
+    summary["best_file"] = (out / "best.py").string();
+  }
+  std::ofstream(out / "summary.json") << summary.dump(2) << "\n";
+  std::ofstream(out / "report.md") << loop::markdown_report(summary);
+  return summary;
+}
+
+int run_run(RunArgs& a, const GlobalOptions& global) {
+  setup_logging(global);
+  llm::install_sigint_handler();
+  Config config = load_config(global.config_path);
+  auto registry = TargetRegistry::load(data_dir() / "targets");
+  fs::path db = !a.db.empty() ? fs::path(a.db)
+                              : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  Store store(db);
+
+  loop::RunOptions opt;
+  std::int64_t run_id = a.resume;
+  if (a.resume > 0) {
+    auto run = store.run(a.resume);
+    if (!run) throw InputError(fmt::format("no run {} in {}", a.resume, db.string()));
+    opt = loop::options_from_json(run->options);
+    if (!a.options.llm.empty()) opt.llm = a.options.llm;  // e.g. a transcript that moved
+    if (sha256_hex(read_file(opt.problem)) != run->problem_sha256)
+      throw InputError(fmt::format("{} changed since run {} started; start a new run", opt.problem, run_id));
+    store.set_run_status(run_id, "running");
+  } else {
+    if (a.problem.empty()) throw InputError("give a PROBLEM file, or --resume RUN");
+    opt = a.options;
+    if (!fs::is_regular_file(a.problem)) throw InputError(fmt::format("problem file not found: {}", a.problem));
+    opt.problem = fs::absolute(a.problem).lexically_normal().string();
+    if (!opt.transfer_from.empty()) {
+      if (!fs::is_regular_file(opt.transfer_from))
+        throw InputError(fmt::format("--transfer-from file not found: {}", opt.transfer_from));
+      opt.transfer_from = fs::absolute(opt.transfer_from).lexically_normal().string();
+    }
+    registry.get(opt.target);  // an unknown target fails before a run is created
+    opt.overrides = parse_sets(a.sets);
+    opt.compile_baseline = !a.no_compile_baseline;
+    opt.sandbox = !a.no_sandbox;
+    opt.temperature = a.temperature;
+    std::random_device rd;
+    opt.seed = a.seed ? *a.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
+    if (opt.llm.empty()) opt.llm = config.get_string("llm.provider").value_or("");
+    if (opt.llm.empty()) throw InputError("no model: pass --llm KIND:MODEL or set [llm] provider in kforge.toml");
+    run_id = store.create_run(opt.problem, sha256_hex(read_file(opt.problem)), opt.target, opt.llm, loop::to_json(opt));
+    if (opt.out_dir.empty()) opt.out_dir = (fs::current_path() / "kforge-out" / fmt::format("run-{}", run_id)).string();
+    else opt.out_dir = fs::absolute(opt.out_dir).string();
+    // Stored again with the resolved output directory (the run id is only known now).
+    store.set_run_status(run_id, "running", json{{"options", loop::to_json(opt)}});
+  }
+  if (a.resume > 0 && opt.out_dir.empty())
+    opt.out_dir = store.run(run_id)->summary.value("options", json::object()).value("out_dir", "");
+  if (opt.out_dir.empty()) opt.out_dir = (fs::current_path() / "kforge-out" / fmt::format("run-{}", run_id)).string();
+
+  llm::ProviderOptions popt;
+  popt.spec = opt.llm;
+  popt.base_url = opt.llm_base_url;
+  popt.record_path = a.record;
+  popt.replay_by_position = opt.replay_by_position;
+  popt.meter = std::make_shared<llm::UsageMeter>();
+  auto provider = llm::make_provider(popt, config);
+
+  loop::RunContext ctx;
+  ctx.options = opt;
+  ctx.run_id = run_id;
+  ctx.store = &store;
+  ctx.provider = provider.get();
+  ctx.prompts = agent::PromptLibrary::load(opt.prompts_dir.empty() ? data_dir() / "prompts" : fs::path(opt.prompts_dir));
+  ctx.target = registry.get(opt.target);
+  EvalOptions& e = ctx.eval_base;
+  e.problem = opt.problem;
+  e.target = ctx.target;
+  e.device = opt.device.empty() ? ctx.target.device : opt.device;
+  e.overrides = opt.overrides;
+  e.trials = opt.eval_trials;
+  e.reps = opt.eval_reps;
+  e.warmup = opt.eval_warmup;
+  e.compile_baseline = opt.compile_baseline;
+  e.threads = opt.threads;
+  e.timeout_s = opt.eval_timeout_s;
+  e.seed = opt.seed;
+  e.precision = opt.precision;
+  e.sandbox = opt.sandbox;
+  e.python = resolve_python(opt.python, config.get_string("worker.python").value_or(""));
+  if (!config.path.empty()) e.config_path = config.path;
+  ctx.work_dir = state_dir() / "runs" / std::to_string(run_id);
+  loop::Progress progress(isatty(STDERR_FILENO) && !global.quiet);
+  ctx.progress = &progress;
+  ctx.cancel = &llm::global_cancel_flag();
+  ctx.provider_spawns_processes = llm::parse_provider_spec(opt.llm).kind == "exec";
+
+  progress.event(fmt::format("run {}{}: {} on {} with {} (resume with `kforge run --resume {}`)", run_id,
+                             a.resume > 0 ? " resumed" : "", fs::path(opt.problem).filename().string(), opt.target,
+                             opt.llm, run_id));
+  loop::RunOutcome outcome = loop::run_refinement(ctx);
+  progress.finish();
+
+  json status_summary = {{"stop_reason", outcome.stop_reason}, {"message", outcome.message},
+                         {"options", loop::to_json(opt)}};
+  store.set_run_status(run_id, outcome.status, status_summary);
+  json summary = write_outputs(store, run_id, opt, outcome.best);
+
+  if (outcome.status != "finished") {
+    fmt::print(stderr, "kforge: run {} {}: {}\nresume with: kforge run --resume {}\n", run_id, outcome.status,
+               outcome.message, run_id);
+    return kExitFailed;
+  }
+  if (!global.quiet) {
+    fmt::print("{}", loop::text_report(summary));
+    if (summary.contains("best_file")) fmt::print("best candidate: {}\n", summary["best_file"].get<std::string>());
+    fmt::print("summary: {}\nreport:  {}\n", (fs::path(opt.out_dir) / "summary.json").string(),
+               (fs::path(opt.out_dir) / "report.md").string());
+  }
+  return outcome.best ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) {
+  auto a = std::make_shared<RunArgs>();
+  auto& o = a->options;
+  CLI::App* cmd = app.add_subcommand("run", "Refine a PyTorch reference into a verified, faster kernel with an LLM");
+  cmd->add_option("problem", a->problem, "Reference problem (.py with Model, get_inputs, get_init_inputs)");
+  cmd->add_option("-t,--target", o.target, "Target platform (see `kforge targets`)")->capture_default_str();
+  cmd->add_option("--llm", o.llm, "Model as KIND:ARGUMENT (openai:, anthropic:, exec:, manual:, replay:); default [llm] provider");
+  cmd->add_option("--llm-base-url", o.llm_base_url, "Server for openai:/anthropic:");
+  cmd->add_flag("--replay-by-position", o.replay_by_position, "replay: answer requests in recorded order");
+  cmd->add_option("--record", a->record, "Also write every LLM call to this JSONL transcript");
+  cmd->add_option("--resume", a->resume, "Continue run RUN from the store (settings as stored)");
+  cmd->add_option("--transfer-from", o.transfer_from, "A working kernel from another platform to port (cross-platform transfer)");
+  cmd->add_option("--samples", o.samples, "Independent candidates per round")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--jobs", o.jobs, "Correctness evaluations at once (0: min(samples, CPUs)); timing is always one at a time")
+      ->check(CLI::Range(0, 64))->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "Rounds in all, the first generation round included")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--max-fix", o.max_fix, "Functional retries per candidate")->check(CLI::Range(0, 50))->capture_default_str();
+  cmd->add_option("--token-budget", o.max_tokens, "Stop starting rounds after this many LLM tokens (0: no limit)")->capture_default_str();
+  cmd->add_option("--cost-budget", o.max_cost_usd, "Stop starting rounds after this LLM cost in USD (0: no limit)")->capture_default_str();
+  cmd->add_option("--time-limit", o.time_limit_s, "Stop starting rounds after this many seconds (0: no limit)")->capture_default_str();
+  cmd->add_option("--patience", o.patience, "Stop after this many optimisation rounds without improvement (0: never)")->capture_default_str();
+  cmd->add_option("--sol-stop", o.sol_stop, "Stop once the best reaches this fraction of speed-of-light (0: never)")->capture_default_str();
+  cmd->add_option("--min-gain", o.min_gain, "Smallest relative speedup over the best that counts")->capture_default_str();
+  cmd->add_option("--max-tokens", o.reply_max_tokens, "Reply length limit per LLM call (0: [llm] max_tokens)")->capture_default_str();
+  cmd->add_option("--temperature", a->temperature, "Sampling temperature sent to the model");
+  cmd->add_option("--eval-trials", o.eval_trials, "Correctness trials per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--eval-reps", o.eval_reps, "Timed repetitions per function")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--eval-warmup", o.eval_warmup, "Untimed warm-up repetitions")->check(CLI::Range(0, 10000))->capture_default_str();
+  cmd->add_option("--eval-timeout", o.eval_timeout_s, "Seconds a candidate may take per run or timing block")->capture_default_str();
+  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile of the reference");
+  cmd->add_flag("--no-sandbox", a->no_sandbox, "Do not use bubblewrap");
+  cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
+  cmd->add_option("--device", o.device, "Device to run on (default: the target's)");
+  cmd->add_option("--set", a->sets, "Override a problem global: NAME=VALUE (repeatable)");
+  cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the run)");
+  cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
+  cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
+  cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");
+  cmd->add_option("-o,--out", o.out_dir, "Output directory (default ./kforge-out/run-N)");
+  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  cmd->callback([a, &global, exit_code] { *exit_code = run_run(*a, global); });
+}
+
+}  // namespace kforge

@@ -1,0 +1,42 @@
+// When is candidate B faster than A? The loop's decisions hinge on this, and timings on a shared
+// CPU are noisy, so it is a noise-aware test on the timing summaries of two EvalResults rather
+// than a comparison of two medians. Kept apart from the loop so it can switch to the
+// evaluator's own confidence intervals when the EvalResult carries them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge::loop {
+
+struct SpeedVerdict {
+  bool faster = false;
+  double ratio = 0;    // slower median / faster median: > 1 when B's median is lower
+  std::string reason;  // one line for decisions and reports
+};
+
+// Timing summary {median_ms, p25_ms, p75_ms, ...} of one timed function.
+// B is faster than A when its median is at least `min_gain` lower AND the interquartile ranges
+// do not overlap (B's p75 below A's p25): a difference inside the spread of the measurements is
+// noise, however large the ratio of medians.
+SpeedVerdict faster_timing(const nlohmann::json& a_stats, const nlohmann::json& b_stats, double min_gain);
+
+// Candidate of EvalResult `b` against the candidate of EvalResult `a` (both timed).
+SpeedVerdict faster_than(const nlohmann::json& a_doc, const nlohmann::json& b_doc, double min_gain);
+
+// Does the candidate of `doc` beat the faster of PyTorch eager and torch.compile (whichever
+// were measured in the same evaluation)?
+SpeedVerdict beats_pytorch(const nlohmann::json& doc, double min_gain);
+
+// Speedup over the faster PyTorch baseline measured (eager or compile); nullopt when untimed.
+std::optional<double> speedup_vs_best_baseline(const nlohmann::json& doc);
+
+// Fraction of speed-of-light reached, when the EvalResult has `sol` figures.
+std::optional<double> sol_fraction(const nlohmann::json& doc);
+
+// Median of the candidate, when timed.
+std::optional<double> candidate_median_ms(const nlohmann::json& doc);
+
+}  // namespace kforge::loop

@@ -1,0 +1,44 @@
+#include "loop/standalone.h"
+
+#include <gtest/gtest.h>
+
+#include "util/errors.h"
+
+namespace kforge::loop {
+namespace {
+
+const std::filesystem::path kHelpers = std::filesystem::path(KFORGE_SOURCE_DIR) / "worker" / "kforge_worker";
+
+TEST(Standalone, InlinesTheNativeHelperWhereItWasImported) {
+  std::string src = "import torch\nfrom kforge_worker import native\n\nclass ModelNew:\n    pass\n";
+  std::string out = make_standalone(src, kHelpers, "best candidate\nspeedup 3x");
+  EXPECT_EQ(out.rfind("# best candidate\n# speedup 3x\n\nimport torch\n", 0), 0u) << out.substr(0, 200);
+  EXPECT_EQ(out.find("\nfrom kforge_worker import native\n"), std::string::npos);
+  EXPECT_NE(out.find("_kforge_native = _kforge_module(\"kforge_standalone.native\", \"\"\""), std::string::npos);
+  EXPECT_NE(out.find("native = _kforge_native\n"), std::string::npos);
+  EXPECT_NE(out.find("def load(source: str"), std::string::npos);  // the helper's own code
+  EXPECT_LT(out.find("import torch\n"), out.find("_kforge_module"));
+  EXPECT_NE(out.find("\nModel = ModelNew\n"), std::string::npos);
+}
+
+TEST(Standalone, HandlesEveryImportForm) {
+  std::string src =
+      "import kforge_worker.ocl as cl\nfrom kforge_worker.native import load, ptr as p  # helpers\n"
+      "import kforge_worker.native\nfrom kforge_worker import native as nv, ocl\n";
+  std::string out = make_standalone(src, kHelpers, "");
+  EXPECT_NE(out.find("cl = _kforge_ocl\n"), std::string::npos);
+  EXPECT_NE(out.find("load = _kforge_native.load\np = _kforge_native.ptr\n"), std::string::npos);
+  EXPECT_NE(out.find("kforge_worker = _kforge_types.SimpleNamespace(native=_kforge_native)"), std::string::npos);
+  EXPECT_NE(out.find("nv = _kforge_native\nocl = _kforge_ocl\n"), std::string::npos);
+  // Each helper is embedded once.
+  EXPECT_EQ(out.find("_kforge_native = _kforge_module"), out.rfind("_kforge_native = _kforge_module"));
+}
+
+TEST(Standalone, ProgramsWithoutHelpersOnlyGetTheAlias) {
+  std::string out = make_standalone("import torch\nclass ModelNew: pass\n", kHelpers, "");
+  EXPECT_EQ(out.find("_kforge_module"), std::string::npos);
+  EXPECT_THROW(make_standalone("from kforge_worker import nonexistent\n", kHelpers, ""), InputError);
+}
+
+}  // namespace
+}  // namespace kforge::loop

@@ -1,0 +1,172 @@
+"""`kforge run` end to end on the cpu and opencl targets with scripted models (exec:), plus the
+bundled replay transcript of the main job. Each test keeps to a handful of quick evaluations."""
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT, HERE
+
+SCRIPTED = HERE / "scripted"
+RELU = ROOT / "examples" / "problems" / "01_relu.py"
+SWISH = ROOT / "examples" / "problems" / "12_swish.py"
+# Quick evaluations: these tests are about the loop, not about precise timings.
+QUICK = ["--no-compile-baseline", "--eval-reps", "5", "--eval-warmup", "1", "--eval-trials", "2", "--seed", "7"]
+
+
+def scripted(plan: Path, log: Path) -> str:
+    return f"exec:{sys.executable} {SCRIPTED / 'model.py'} {plan} {log}"
+
+
+def calls(log: Path) -> list:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def user_text(call: dict) -> str:
+    last = [m for m in call["request"]["messages"] if m["role"] == "user"][-1]
+    return "".join(p.get("text", "") for p in last["content"])
+
+
+def db(kforge) -> sqlite3.Connection:
+    return sqlite3.connect(kforge.tmp / "state" / "kforge.db")
+
+
+def run_eval(con, run_id: int, step: str) -> dict:
+    row = con.execute("SELECT e.result_json FROM run_evaluations r JOIN evaluations e ON e.id = r.evaluation_id "
+                      "WHERE r.run_id = ? AND r.step = ?", (run_id, step)).fetchone()
+    assert row, f"no evaluation {step}"
+    return json.loads(row[0])
+
+
+def relu_run_args(kforge, log):
+    return ["run", RELU, "--target", "cpu", "--llm", scripted(SCRIPTED / "relu" / "plan.json", log),
+            "--rounds", "2", "--patience", "0", "--out", kforge.tmp / "out", *QUICK]
+
+
+def test_compile_error_then_wrong_then_slow_then_fast(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    proc = kforge.run(*relu_run_args(kforge, log))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    made = calls(log)
+    assert [c["rule"] for c in made] == ["1_compile_error.md", "2_wrong.md", "3_slow.md", "analysis.md", "4_fast.md"]
+
+    con = db(kforge)
+    # The fix prompt quotes the first compiler error line exactly.
+    compile_error = run_eval(con, 1, "r0.s0.a0.eval")
+    assert compile_error["status"] == "compile_error"
+    first_error = next(line for line in compile_error["error"]["log"].splitlines() if "error:" in line)
+    assert "was not declared" in first_error
+    assert first_error in user_text(made[1])
+    # The next one names the mismatch: max error, index and shape.
+    wrong = run_eval(con, 1, "r0.s0.a1.eval")
+    mismatch = wrong["correctness"]["mismatch"]
+    assert mismatch["index"] == [0, 12345] and mismatch["shape"] == [64, 65536]
+    prompt = user_text(made[2])
+    assert f"- max abs error: {mismatch['max_abs_error']:.6g}" in prompt
+    assert "- worst index: [0, 12345]" in prompt and "- shape: [64, 65536]" in prompt
+    # The performance agent saw the slow candidate and its timings; its advice reached the generator.
+    analyze = user_text(made[3])
+    assert "volatile float v = x[i];" in analyze and "| candidate |" in analyze
+    assert "Drop `cflags=[\"-O0\"]`" in user_text(made[4])
+    assert "Current best candidate (r0.s0.a2)" in user_text(made[4])
+
+    summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
+    assert summary["best"]["step"] == "r1.s0.a0"
+    slow = next(c for c in summary["candidates"] if c["step"] == "r0.s0.a2")
+    assert slow["median_ms"] / summary["best"]["median_ms"] >= 5
+    assert [r["step"] for r in summary["best_by_round"]] == ["r0.s0.a2", "r1.s0.a0"]
+    assert summary["stop_reason"] == "rounds" and summary["usage"]["calls"] == 5 and summary["evaluations"] == 4
+    report = (kforge.tmp / "out" / "report.md").read_text()
+    assert "## Speedup over iterations" in report and "r1.s0.a0" in report
+
+    # The best candidate runs without kforge: the native helper is inlined.
+    best = kforge.tmp / "out" / "best.py"
+    assert "FAST-RELU" in best.read_text() and "\nfrom kforge_worker" not in best.read_text()
+    check = ("import importlib.util, torch\n"
+             f"spec = importlib.util.spec_from_file_location('best', {str(best)!r})\n"
+             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+             "x = torch.randn(64, 1000)\n"
+             "assert torch.equal(m.Model()(x), torch.relu(x))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    python = ROOT / ".venv" / "bin" / "python"
+    res = subprocess.run([str(python if python.exists() else sys.executable), "-I", "-c", check],
+                         capture_output=True, text=True, cwd=kforge.tmp, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+
+    text = kforge.run("report", "1")
+    assert text.returncode == 0, text.stderr
+    assert "r0.s0.a0" in text.stdout and "accepted" in text.stdout
+
+
+def test_kill_9_then_resume_repeats_nothing(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    proc = subprocess.Popen([str(kforge.binary), *map(str, relu_run_args(kforge, log))], cwd=kforge.tmp,
+                            env=kforge.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Kill it once the third reply is stored, while that candidate is being evaluated.
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with db(kforge) as con:
+                if con.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0] >= 3:
+                    break
+        except sqlite3.OperationalError:  # not created yet
+            pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(calls(log)) == 3
+    con = db(kforge)
+    assert con.execute("SELECT COUNT(*) FROM run_evaluations").fetchone()[0] == 2
+    assert con.execute("SELECT status FROM runs WHERE id = 1").fetchone()[0] == "running"
+
+    resumed = kforge.run("run", "--resume", "1")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    made = calls(log)
+    # Every LLM call was made exactly once across the two processes.
+    assert len(made) == 5, [c["rule"] for c in made]
+    assert len({json.dumps(c["request"], sort_keys=True) for c in made}) == 5
+    # Every evaluation too: one row per step, and no evaluation outside the run's steps.
+    steps = [s for (s,) in con.execute("SELECT step FROM run_evaluations WHERE run_id = 1")]
+    assert sorted(steps) == ["r0.s0.a0.eval", "r0.s0.a1.eval", "r0.s0.a2.eval", "r1.s0.a0.eval"]
+    assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 4
+    summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["best"]["step"] == "r1.s0.a0"
+    assert "FAST-RELU" in (kforge.tmp / "out" / "best.py").read_text()
+
+
+def test_transfer_from_cpu_to_opencl_with_format_feedback(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    cpu_kernel = ROOT / "examples" / "candidates" / "cpu" / "12_swish.py"
+    proc = kforge.run("run", SWISH, "--target", "opencl", "--transfer-from", cpu_kernel,
+                      "--llm", scripted(SCRIPTED / "transfer" / "plan.json", log), "--rounds", "1", "--max-fix", "1",
+                      "--out", kforge.tmp / "out", *QUICK)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    made = calls(log)
+    assert len(made) == 2
+    first = user_text(made[0])
+    assert "A working kernel for this problem from another platform" in first
+    assert "`cpu` platform (`12_swish.py`)" in first
+    assert cpu_kernel.read_text().strip() in first
+    # A reply without a program is answered with format feedback, not a crash.
+    assert "could not be used as a candidate" in user_text(made[1])
+    summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
+    assert summary["best"]["step"] == "r0.s0.a1"
+    best = (kforge.tmp / "out" / "best.py").read_text()
+    assert "vload8" in best and "_kforge_ocl = _kforge_module" in best
+
+
+def test_main_job_replays_the_bundled_transcript(kforge):
+    transcript = ROOT / "examples" / "transcripts" / "swish_cpu.jsonl"
+    proc = kforge.run("run", SWISH, "--target", "cpu", "--llm", f"replay:{transcript}", "--replay-by-position",
+                      "--rounds", "2", "--out", kforge.tmp / "out", *QUICK)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
+    assert summary["usage"]["calls"] == len(transcript.read_text().splitlines())
+    assert summary["best"] is not None and summary["status"] == "finished"
+    assert re.search(r"Best candidate r\d\.s0\.a\d", summary["verdict"])
