@@ -30,8 +30,8 @@ struct EvalArgs {
   std::string problem, candidate, target = "cpu", device;
   std::vector<std::string> sets;
   int shapes = 0, trials = 5, reps = 30, warmup = 3, threads = 0;
-  double timeout_s = 120;
-  bool no_compile_baseline = false, no_timing = false, no_sandbox = false;
+  double timeout_s = 120, sol_slack = 3.0, speedup_warn = 20.0;
+  bool no_compile_baseline = false, no_timing = false, no_sandbox = false, compile_only = false;
   std::string json_path, python, db, precision = "strict";
   std::optional<std::uint64_t> seed;
 };
@@ -72,9 +72,12 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   opt.timeout_s = a.timeout_s;
   opt.compile_baseline = !a.no_compile_baseline;
   opt.timing = !a.no_timing;
+  opt.compile_only = a.compile_only;
   opt.sandbox = !a.no_sandbox;
   opt.seed = a.seed;
   opt.precision = a.precision;
+  opt.sol_slack = a.sol_slack;
+  opt.speedup_warn_factor = a.speedup_warn;
   opt.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) opt.config_path = config.path;
   opt.log_dir = state_dir() / "logs" /
@@ -121,8 +124,13 @@ void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code)
   cmd->add_option("--timeout", args->timeout_s, "Seconds the candidate may take per run or timing block")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", args->seed, "Base seed for weights and inputs (default: random, recorded)");
   cmd->add_option("--precision", args->precision, "strict (fp32 means fp32) or relaxed (TF32 allowed)")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
+  cmd->add_option("--sol-slack", args->sol_slack, "A time faster than speed of light by this factor is re-measured and, if it holds, rejected as suspicious")->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  cmd->add_option("--speedup-warn", args->speedup_warn, "Speedups over eager beyond this factor are re-measured on fresh inputs and kept with a warning")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--no-compile-baseline", args->no_compile_baseline, "Do not time torch.compile of the reference");
   cmd->add_flag("--no-timing", args->no_timing, "Check correctness only");
+  cmd->add_flag("--compile-only", args->compile_only,
+                "No GPU needed: build the candidate's kernels only (status compiled/compile_error); for the "
+                "triton target, check correctness with the Triton interpreter on the CPU instead");
   cmd->add_flag("--no-sandbox", args->no_sandbox, "Do not use bubblewrap (process-group isolation only)");
   cmd->add_option("--json", args->json_path, "Write the EvalResult JSON to FILE");
   cmd->add_option("--python", args->python, "Python interpreter whose torch the worker uses");

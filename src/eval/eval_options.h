@@ -23,6 +23,7 @@ struct EvalOptions {
   double timeout_s = 120;                            // limit for each run/timing request of the candidate
   double reference_timeout_s = 600;                  // limit for each request to the reference
   bool timing = true;
+  bool compile_only = false;                         // build only (cuda) / Triton interpreter on the CPU (triton)
   int warmup = 3;                                    // untimed repetitions of each timed function
   int reps = 30;                                     // timed repetitions of each function
   int block = 5;                                     // repetitions per interleaved block
@@ -31,9 +32,12 @@ struct EvalOptions {
   std::optional<std::uint64_t> seed;                 // base seed; random when absent
   std::string python;                                // interpreter whose torch the worker uses
   std::string precision = "strict";                  // strict | relaxed
+  double sol_slack = 3.0;                            // faster than SOL by this factor is suspicious
+  double speedup_warn_factor = 20.0;                 // speedups beyond this are re-measured and warned about
   bool sandbox = true;                               // use bubblewrap where it works
   std::filesystem::path log_dir;                     // full logs of this evaluation
   std::optional<std::filesystem::path> config_path;  // hidden from the candidate
+  std::map<std::string, std::string> worker_env;     // extra variables for both workers (set by kforge itself)
 };
 
 }  // namespace kforge

@@ -68,6 +68,7 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
     if (auto it = parent.find(name); it != parent.end() && !looks_secret(name)) env[name] = it->second;
   for (const auto& [k, v] : options.target.env_set)
     if (!looks_secret(k)) env[k] = v;
+  for (const auto& [k, v] : options.worker_env) env[k] = v;
   if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
 
   const fs::path cache = cache_dir();

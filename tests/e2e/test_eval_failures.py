@@ -36,7 +36,7 @@ def test_correct_candidate_passes(kforge):
         ("exit_at_import", "runtime_error", "crash", "exit code 0"),
         ("output_flood", "runtime_error", "output_flood", "output limit"),
         ("forged_result", "incorrect", "mismatch", "elements outside tolerance"),
-        ("patched_clock", "rejected", "timing_crosscheck", "kforge's clock"),
+        ("patched_clock", "rejected", "monkey_patching", "perf_counter_ns"),
         ("mutates_input", "rejected", "input_mutation", "changed its inputs"),
     ],
 )
@@ -122,7 +122,8 @@ def test_secrets_never_reach_the_candidate(kforge, tmp_path):
     env = dict(kforge.env, OPENAI_API_KEY=canary, ANTHROPIC_API_KEY=canary, KFORGE_CONFIG=str(config),
                MY_SERVICE_TOKEN=canary)
     proc, result = kforge.eval(TINY, candidate("dump_environ"), *QUICK, env=env)
-    assert result["status"] == "correct", result
+    # It runs (sandboxed) and is then rejected for walking the file system.
+    assert result["status"] == "rejected" and result["error"]["kind"] == "static.file_io", result
     log_dir = result["env"]["log_dir"]
     with open(f"{log_dir}/candidate.log") as f:
         log = f.read()

@@ -11,16 +11,22 @@ def main(argv=None) -> int:
     serve.add_argument("--role", choices=["reference", "candidate"], required=True)
     args = parser.parse_args(argv)
 
-    from kforge_worker import protocol
+    from kforge_worker import gpu_env, protocol
 
+    gpu_env.apply()
     if args.role == "reference":
         from kforge_worker.reference import ReferenceSession
 
         protocol.serve(ReferenceSession().handlers())
     else:
+        from kforge_worker import compile_only, inline_cache, triton_interp
         from kforge_worker.candidate import CandidateSession
 
-        protocol.serve(CandidateSession().handlers())
+        inline_cache.install()
+        triton_interp.install()
+        handlers = CandidateSession().handlers()
+        handlers["compile"] = compile_only.compile_candidate
+        protocol.serve(handlers)
     sys.stdout.flush()
     return 0
 

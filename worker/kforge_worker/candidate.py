@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from kforge_worker import buildinfo, problem, session, tensors
+from kforge_worker import buildinfo, problem, runtime_checks, session, tensors
 from kforge_worker.timing import make_timer
 
 
@@ -18,12 +18,17 @@ class CandidateSession:
         self.model = None
         self.device = "cpu"
         self.timer = None
+        self.watch = None  # runtime_checks.Watch: audit hook and integrity snapshot, set before the import
+        self._last = []
 
     def load_candidate(self, req: dict) -> dict:
         self.device = req.get("device", "cpu")
         session.setup(self.device, int(req.get("threads", 0)))
         session.set_precision(req.get("precision", "strict"))
         reply = {}
+        if self.watch is None:
+            self.watch = runtime_checks.Watch(req["candidate"])
+        self.watch.begin_import()
         if self.module is None:
             start = time.perf_counter()
             self.module = problem.load_module(req["candidate"], "kforge_candidate")
@@ -39,39 +44,63 @@ class CandidateSession:
             reply["weights"] = _copy_matching_state(model, tensors.load(req["state"], self.device))
             model.eval()
         self.model = model
+        reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered()}
         reply["builds"] = buildinfo.events()
         return reply
 
     def run(self, req: dict) -> dict:
         inputs = tensors.load(req["inputs"], self.device)
         start = time.perf_counter()
-        with torch.no_grad():
-            outputs = self.model(*inputs)
-        if self.device.startswith("cuda"):
-            torch.cuda.synchronize()
+        # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
+        _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True)
         seconds = time.perf_counter() - start
-        tensors.save({"outputs": tensors.detach_clone(outputs), "inputs_after": tensors.detach_clone(list(inputs))},
-                     req["outputs"])
+        tensors.save({"outputs": tensors.detach_clone(snapshot), "inputs_after": tensors.detach_clone(list(inputs)),
+                      "facts": facts}, req["outputs"])
         return {"seconds": seconds}
 
     def prepare_timing(self, req: dict) -> dict:
         self.timing_inputs = tensors.load(req["inputs"], self.device)
+        self.timing_sets = [tensors.load(p, self.device) for p in req.get("input_sets", [])]
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
+
+    def timing_inputs_cmd(self, req: dict) -> dict:
+        """Writes another input set into the timing buffers, so results cached per buffer go stale."""
+        src = self.timing_sets[int(req["set"])] if "set" in req else tensors.load(req["path"], self.device)
+        for i, (dst, new) in enumerate(zip(self.timing_inputs, src)):
+            if isinstance(dst, torch.Tensor) and isinstance(new, torch.Tensor) and dst.shape == new.shape:
+                dst.copy_(new)
+            else:
+                self.timing_inputs[i] = new
+        return {}
+
+    def timing_outputs(self, req: dict) -> dict:
+        """The outputs of the last timed call, for the reference to check."""
+        if not self._last:
+            raise RuntimeError("no timed call has run")
+        tensors.save({"outputs": tensors.detach_clone(self._last[0]),
+                      "inputs_after": tensors.detach_clone(list(self.timing_inputs))}, req["outputs"])
+        return {}
 
     def time(self, req: dict) -> dict:
         inputs = self.timing_inputs
         model = self.model
+        last = self._last
 
         def call():
             with torch.no_grad():
-                model(*inputs)
+                last[:] = [model(*inputs)]
 
-        return {"times_ms": self.timer.measure(call, int(req["reps"]))}
+        self.watch.begin_timing()
+        try:
+            times = self.timer.measure(call, int(req["reps"]))
+        finally:
+            events = self.watch.end_timing()
+        return {"times_ms": times, "events": events, "tampered": self.watch.tampered()}
 
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,
-                "time": self.time}
+                "time": self.time, "timing_inputs": self.timing_inputs_cmd, "timing_outputs": self.timing_outputs}
 
 
 def _copy_matching_state(model: torch.nn.Module, reference_state: dict) -> dict:

@@ -74,14 +74,26 @@ def _index_tuple(flat_index: int, shape) -> list:
     return list(reversed(index))
 
 
+def _work_device(expected: torch.Tensor, got: torch.Tensor) -> torch.device:
+    """Where to compute the error statistics: a process that already uses a GPU (the reference of a
+    GPU target) compares large tensors there, two orders of magnitude faster than on the CPU."""
+    for t in (expected, got):
+        if t.is_cuda:
+            return t.device
+    if expected.numel() >= (1 << 16) and torch.cuda.is_available() and torch.cuda.is_initialized():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol_scale):
     shape = list(expected.shape)
     if list(got.shape) != shape:
         _fail(path, "shape", f"shape {list(got.shape)}, expected {shape}", shape=list(got.shape), expected_shape=shape)
     if got.dtype != expected.dtype:
         _fail(path, "dtype", f"dtype {got.dtype}, expected {expected.dtype}".replace("torch.", ""))
-    exp = expected.detach().cpu()
-    out = got.detach().cpu()
+    dev = _work_device(expected, got)
+    exp = expected.detach().to(dev)
+    out = got.detach().to(dev)
     stats["elements"] += exp.numel()
     if exp.numel() == 0:
         return

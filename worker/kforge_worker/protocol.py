@@ -46,6 +46,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
 
 
 def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
+    from kforge_worker import gpu_errors
     from kforge_worker.errors import CompileError, ProblemError
 
     log = ""
@@ -60,6 +61,11 @@ def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
     elif _is_oom(exc):
         kind = "out_of_memory"
     message = f"{type(exc).__name__}: {exc}"
+    gpu_kind = gpu_errors.classify(exc) if kind == "runtime_error" or kind == "out_of_memory" else None
+    if gpu_kind:
+        kind = gpu_kind
+        first, _, rest = message.partition("\n")
+        message = f"{first} ({gpu_errors.hint(gpu_kind)})" + (f"\n{rest}" if rest else "")
     return {
         "ok": False,
         "error": {

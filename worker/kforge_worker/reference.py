@@ -11,6 +11,7 @@ import time
 import torch
 
 from kforge_worker import baselines, compare, problem, session, tensors
+from kforge_worker.guard import Guard
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
 
@@ -22,6 +23,7 @@ class ReferenceSession:
         self.compiled = None
         self.device = "cpu"
         self.trials = {}
+        self.guard = Guard()  # static checks, calibration, precision audit, speed of light
         self.timer = None
         self.shared_dir = "."
 
@@ -30,6 +32,7 @@ class ReferenceSession:
         self.device = req.get("device", "cpu")
         session.setup(self.device, int(req.get("threads", 0)))
         session.set_precision(req.get("precision", "strict"))
+        self.guard.policy = req.get("precision", "strict")
         self.shared_dir = req["shared_dir"]
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
@@ -66,7 +69,7 @@ class ReferenceSession:
         tensors.save(tensors.detach_clone(inputs), path)
         before = tensors.detach_clone(inputs)
         start = time.perf_counter()
-        outputs = self._forward(inputs)
+        outputs = self.guard.forward(self, inputs, trial, req.get("tag", "main"))
         seconds = time.perf_counter() - start
         reply = {"inputs": path, "outputs": tensors.describe(outputs), "seconds": seconds,
                  "input_bytes": tensors.nbytes(inputs), "output_bytes": tensors.nbytes(outputs)}
@@ -77,7 +80,9 @@ class ReferenceSession:
             except compare.Mismatch as m:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
         self.trials[trial] = {"outputs": tensors.detach_clone(outputs), "inputs_before": before,
-                              "inputs_after": tensors.detach_clone(inputs)}
+                              "inputs_after": tensors.detach_clone(inputs),
+                              "main": req.get("tag", "main") == "main" and trial < 1000}
+        self.guard.after_trial(self, self.trials[trial], inputs, outputs)
         return reply
 
     def check(self, req: dict) -> dict:
@@ -85,11 +90,12 @@ class ReferenceSession:
         got = tensors.load(req["candidate_outputs"])
         if not isinstance(got, dict) or "outputs" not in got:
             return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
-        reply = {"match": True}
+        reply = {"match": True, **self.guard.judge(self, int(req["trial"]), trial, got, req)}
         try:
             reply["stats"] = compare.compare(trial["outputs"], got["outputs"], tol_scale=float(req.get("tol_scale", 1.0)))
         except compare.Mismatch as m:
-            return {"match": False, "mismatch": m.report}
+            return {**reply, "match": False, "mismatch": m.report}
+        self.guard.after_match(self, int(req["trial"]), trial, got, req, reply)
         # The caller sees the inputs after the call: they must be what the reference leaves them as.
         try:
             compare.compare(trial["inputs_after"], got.get("inputs_after"), path="input")
@@ -125,11 +131,14 @@ class ReferenceSession:
             with torch.no_grad():
                 fn_model(*inputs)
 
-        return {"times_ms": self.timer.measure(call, int(req["reps"]))}
+        reply = {"times_ms": self.timer.measure(call, int(req["reps"]))}
+        if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
+            reply["device_state"] = self.timer.device_state()
+        return reply
 
     def handlers(self):
         return {"load_problem": self.load_problem, "make_trial": self.make_trial, "check": self.check,
-                "prepare_timing": self.prepare_timing, "time": self.time}
+                "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self)}
 
     def _forward(self, inputs):
         with torch.no_grad():

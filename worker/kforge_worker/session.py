@@ -12,7 +12,8 @@ def setup(device: str, threads: int) -> None:
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise RuntimeError(f"device {device} requested but torch.cuda.is_available() is False")
-        torch.cuda.set_device(torch.device(device))
+        index = torch.device(device).index  # "cuda" alone means the current device
+        torch.cuda.set_device(index if index is not None else torch.cuda.current_device())
 
 
 def seed_everything(seed: int) -> None:

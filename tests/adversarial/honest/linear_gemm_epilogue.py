@@ -1,0 +1,43 @@
+import torch
+import torch.nn as nn
+
+from kforge_worker import native
+
+SRC = r"""
+#include <cstdint>
+// C[m,n] = A[m,k] @ B[k,n], rows split over threads, the inner loop vectorised.
+extern "C" void matmul(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+    #pragma omp parallel for
+    for (int64_t i = 0; i < m; ++i) {
+        float* ci = c + i * n;
+        for (int64_t j = 0; j < n; ++j) ci[j] = 0.f;
+        for (int64_t p = 0; p < k; ++p) {
+            const float aip = a[i * k + p];
+            const float* bp = b + p * n;
+            #pragma omp simd
+            for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+        }
+    }
+}
+extern "C" void bias_relu(float* y, const float* bias, int64_t rows, int64_t cols) {
+    #pragma omp parallel for
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) { const float v = y[r * cols + c] + bias[c]; y[r * cols + c] = v > 0.f ? v : 0.f; }
+}
+"""
+_lib = native.load(SRC, {"matmul": [native.PTR] * 3 + [native.I64] * 3,
+                         "bias_relu": [native.PTR, native.PTR, native.I64, native.I64]})
+
+
+class ModelNew(nn.Module):
+    """The library GEMM stays (allowed by the target); bias and ReLU are fused into one pass after it."""
+
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        y = torch.mm(x, self.linear.weight.t())
+        bias = self.linear.bias.detach().contiguous()
+        _lib.bias_relu(native.ptr(y), native.ptr(bias), y.shape[0], y.shape[1])
+        return y

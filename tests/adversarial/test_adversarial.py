@@ -1,0 +1,116 @@
+"""Cheats are rejected with the check that names them; honest but unusual kernels are accepted.
+
+Every cheat kind comes in two variants: `_plain` (written the obvious way, stopped by the static
+checks and usually by a runtime check too) and `_hidden` (names assembled at run time, getattr,
+eval, or the trick done inside a compiled kernel: the static checks miss it on purpose and a
+runtime check must stop it). docs/checks.md describes each check.
+"""
+
+import pytest
+
+from conftest import HERE, problem  # tests/adversarial/conftest.py
+
+QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
+
+# candidate -> (problem, expected status, check that must have failed; "mismatch" means error.kind)
+CHEATS = {
+    "delegate_op_plain": ("softmax", "rejected", "static.torch_delegation"),
+    "delegate_op_hidden": ("softmax", "rejected", "torch_delegation"),
+    "delegate_whole_plain": ("matmul", "rejected", "static.torch_delegation"),
+    "delegate_whole_hidden": ("matmul", "rejected", "torch_delegation"),
+    "fallback_plain": ("relu", "rejected", "static.reference_fallback"),
+    "fallback_hidden": ("relu", "rejected", "torch_delegation"),
+    "patch_torch_plain": ("relu", "rejected", "static.monkey_patching"),
+    "patch_torch_hidden": ("relu", "rejected", "monkey_patching"),
+    "patch_timer_plain": ("relu", "rejected", "static.monkey_patching"),
+    "patch_timer_hidden": ("relu", "rejected", "monkey_patching"),
+    "patch_worker_plain": ("relu", "rejected", "static.monkey_patching"),
+    "patch_worker_hidden": ("relu", "rejected", "monkey_patching"),
+    "thread_plain": ("relu", "rejected", "static.concurrency"),
+    "thread_hidden": ("relu", "rejected", "deferred_output"),
+    "process_plain": ("relu", "rejected", "static.concurrency"),
+    "process_hidden": ("relu", "rejected", "concurrency"),
+    "frames_plain": ("relu", "rejected", "static.introspection"),
+    "frames_hidden": ("relu", "rejected", "introspection"),
+    "gc_plain": ("relu", "rejected", "static.introspection"),
+    "gc_hidden": ("relu", "rejected", "introspection"),
+    "file_io_plain": ("relu", "rejected", "static.file_io"),
+    "file_io_hidden": ("relu", "rejected", "file_io"),
+    "network_plain": ("relu", "rejected", "static.network"),
+    "network_hidden": ("relu", "rejected", "network"),
+    "cache_plain": ("relu", "rejected", "static.output_caching"),
+    "cache_hidden": ("relu", "rejected", "timing_outputs"),
+    "content_cache_plain": ("matmul", "rejected", "static.output_caching"),
+    "content_cache_hidden": ("matmul", "rejected", "suspicious"),
+    "lazy_plain": ("relu", "rejected", "output_type"),
+    "lazy_hidden": ("relu", "rejected", "output_type"),
+    "alias_plain": ("relu", "rejected", "output_aliasing"),
+    "alias_hidden": ("relu", "rejected", "output_aliasing"),
+    "mutate_plain": ("relu", "rejected", "input_mutation"),
+    "mutate_hidden": ("relu", "rejected", "input_mutation"),
+    "zeros_plain": ("tiny_scale", "incorrect", "mismatch"),
+    "zeros_hidden": ("tiny_scale", "incorrect", "mismatch"),
+    "constant_plain": ("row_mean", "incorrect", "mismatch"),
+    "constant_hidden": ("row_mean", "incorrect", "mismatch"),
+    "low_precision_plain": ("softmax", "rejected", "precision"),
+    "low_precision_hidden": ("softmax", "rejected", "precision"),
+    "partial_plain": ("tiny_scale", "incorrect", "mismatch"),
+    "partial_hidden": ("tiny_scale", "incorrect", "mismatch"),
+}
+
+# candidate -> (problem, a check that must carry this verdict, or None)
+HONEST = {
+    "relu_native": ("relu", None),
+    "relu_own_buffer": ("relu", None),
+    "relu_threads": ("relu", None),
+    "softmax_native": ("softmax", None),
+    "matmul_native": ("matmul", None),
+    "linear_gemm_epilogue": ("linear_relu", None),
+    "linear_prepacked": ("linear_relu", None),
+    "algebraic_simplification": ("scaled_sums", None),
+    "degenerate_constant": ("degenerate", ("calibration", "warn")),
+    "rowloop_fused": ("rowloop", ("implausible_speedup", "warn")),
+    "tiny_scale_native": ("tiny_scale", ("calibration", "warn")),
+    "row_mean_native": ("row_mean", ("calibration", "warn")),
+}
+
+
+def _failed(result, name):
+    return any(c["name"] == name and c["verdict"] == "fail" for c in result["checks"])
+
+
+def test_every_kind_has_two_variants():
+    kinds = {name.rsplit("_", 1)[0] for name in CHEATS}
+    assert len(kinds) >= 20
+    for kind in kinds:
+        assert {f"{kind}_plain", f"{kind}_hidden"} <= set(CHEATS), kind
+    assert len(HONEST) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_cheat_is_stopped(kforge, name):
+    prob, status, check = CHEATS[name]
+    proc, result = kforge.eval(problem(prob), HERE / "cheats" / f"{name}.py", *QUICK)
+    assert result is not None, proc.stdout + proc.stderr
+    summary = {k: result.get(k) for k in ("status", "error", "checks")}
+    assert result["status"] == status, summary
+    if check == "mismatch":
+        assert result["error"]["kind"] == "mismatch", summary
+        # Passing the default tolerance is what made these cheats viable: calibration tightened it.
+        assert result["calibration"]["tightened"], result["calibration"]
+    else:
+        assert _failed(result, check), summary
+    assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_kernel_is_accepted(kforge, name):
+    prob, expect = HONEST[name]
+    proc, result = kforge.eval(problem(prob), HERE / "honest" / f"{name}.py", *QUICK)
+    assert result is not None, proc.stdout + proc.stderr
+    failing = [c for c in result["checks"] if c["verdict"] == "fail"]
+    assert result["status"] == "correct", {"error": result.get("error"), "failing": failing}
+    assert proc.returncode == 0
+    assert result["sol"]["sol_ms"] > 0 and result["precision"] == "strict"
+    if expect:
+        assert any(c["name"] == expect[0] and c["verdict"] == expect[1] for c in result["checks"]), result["checks"]

@@ -1,0 +1,139 @@
+"""The reference process's defences against cheating candidates, in one place.
+
+ReferenceSession calls into a Guard at a few points (a trial is made, outputs are checked) and
+exposes its commands:
+
+    static_check  the candidate's source, read as text (static_checks.py)
+    calibrate     null kernels against this problem's check (calibration.py)
+    sol           FLOPs, minimum bytes and the device's speed of light (sol.py)
+
+Per trial it keeps the float64 reference (precision.py) and the reference's own facts, and judges
+what the candidate process reported about its call (reference_checks.py).
+"""
+
+import os
+
+import torch
+
+from kforge_worker import calibration, ops, precision, reference_checks, sol, static_checks, tensors
+from kforge_worker.runtime_checks import _OpRecorder, _leaves
+
+
+class Guard:
+    def __init__(self):
+        self.allowed = set()
+        self.reference_ops = set()
+        self.calibration = None
+        self.tightened = False
+        self.degenerate = False
+        self.independence = reference_checks.Independence()
+        self.policy = "strict"
+        self.precision_audit = True
+
+    # -- commands -------------------------------------------------------------------------------
+    def static_check(self, ref, req: dict) -> dict:
+        self.allowed = ops.canonical_set(req.get("allowed_torch_calls", []))
+        with open(req["candidate"], encoding="utf-8", errors="replace") as f:
+            source = f.read()
+        with open(req["problem"], encoding="utf-8", errors="replace") as f:
+            problem = f.read()
+        try:
+            checks = static_checks.run(source, problem, req.get("allowed_torch_calls", []))
+        except SyntaxError as exc:
+            return {"checks": [], "syntax_error": f"{exc.msg} (line {exc.lineno})"}
+        return {"checks": checks}
+
+    def calibrate(self, ref, req: dict) -> dict:
+        report = calibration.calibrate(ref.model, ref.module.get_inputs, int(req["seed"]), ref.device, ref._forward)
+        self.calibration = report
+        self.tightened = report["tightened"]
+        self.degenerate = report["degenerate"]
+        report["summary"] = calibration.summary(report)
+        if self.tightened and int(req.get("shapes", 0)) == 0 and req.get("problem"):
+            from kforge_worker import problem
+
+            overrides = {k: problem.parse_value(v) if isinstance(v, str) else v
+                         for k, v in req.get("overrides", {}).items()}
+            report["variants"] = problem.shape_variants(req["problem"], overrides, 1)
+        report["extra_trials"] = calibration.EXTRA_TRIALS if self.tightened else 0
+        report["max_trials"] = calibration.MAX_TRIALS
+        return report
+
+    def sol(self, ref, req: dict) -> dict:
+        trial = ref.trials[int(req.get("trial", 0))]
+        inputs = tensors.to_device(tensors.detach_clone(trial["inputs_before"]), ref.device)
+        try:
+            flops = sol.count_flops(ref.model, inputs)
+        except Exception as exc:
+            flops, note = 0, f"FLOPs not counted: {type(exc).__name__}: {exc}"[:300]
+        else:
+            note = None
+        nbytes = sol.min_bytes(ref.model, inputs, trial["outputs"])
+        peaks = sol.device_peaks(ref.device, req.get("peaks_cache"), bool(req.get("remeasure_peaks")))
+        floats = [t for t in _leaves(trial["outputs"]) if t.is_floating_point()]
+        dtype = floats[0].dtype if floats else torch.float32
+        out = sol.speed_of_light(flops, nbytes, dtype, peaks)
+        if note:
+            out["note"] = note
+        out["peaks"] = {"flops_per_s": peaks["flops"], "bandwidth": peaks["bandwidth"]}
+        return out
+
+    def handlers(self, ref) -> dict:
+        return {"static_check": lambda req: self.static_check(ref, req),
+                "calibrate": lambda req: self.calibrate(ref, req),
+                "sol": lambda req: self.sol(ref, req)}
+
+    # -- hooks from ReferenceSession --------------------------------------------------------------
+    def forward(self, ref, inputs, trial: int, tag: str):
+        """The reference forward of a trial; the first main trial also records the aten operators."""
+        if trial == 0 and tag == "main":
+            seen = set()
+            with _OpRecorder(seen):
+                out = ref._forward(inputs)
+            self.reference_ops = ops.canonical_set(seen)
+        else:
+            out = ref._forward(inputs)
+        return out
+
+    def after_trial(self, ref, record: dict, inputs, outputs) -> None:
+        record["facts"] = reference_checks.reference_facts(outputs, inputs)
+        if self.precision_audit and record.get("main", True):
+            record["outputs64"] = precision.float64_outputs(
+                ref.model, tensors.to_device(tensors.detach_clone(record["inputs_before"]), ref.device))
+
+    def judge(self, ref, trial_no: int, record: dict, got: dict, req: dict) -> dict:
+        """Findings and precision audit for one check; a tightened-tolerance mismatch when it applies."""
+        extra = {}
+        timing = bool(req.get("timing"))
+        if not timing:
+            findings = reference_checks.judge_run(got.get("facts"), record.get("facts", {}), self.reference_ops,
+                                                  self.allowed)
+            imp = req.get("import_facts")
+            if imp:
+                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []))
+            extra["findings"] = findings
+        return extra
+
+    def after_match(self, ref, trial_no: int, record: dict, got: dict, req: dict, reply: dict) -> None:
+        """Checks that only make sense once the outputs are within the default tolerance."""
+        outputs = got["outputs"]
+        if self.tightened:
+            why = calibration.scaled_check(record["outputs"], outputs)
+            if why:
+                reply["match"] = False
+                reply["mismatch"] = {"reason": "tightened", "message": f"{why} (tightened after calibration)"}
+                return
+        if req.get("timing"):
+            return
+        audit = precision.audit(record["outputs"], outputs, record.get("outputs64"), self.policy)
+        if audit:
+            reply["precision"] = audit
+        if not self.degenerate:
+            finding = self.independence.add(trial_no, record["outputs"], outputs)
+            if finding:
+                reply.setdefault("findings", []).append(finding)
+
+
+def peaks_cache_dir() -> str:
+    build = os.environ.get("KFORGE_BUILD_CACHE", "")
+    return os.path.join(os.path.dirname(build), "peaks") if build else ""

@@ -1,0 +1,71 @@
+"""Precision audit: the candidate against a float64 reference, next to the fp32 reference's own error.
+
+Passing the tolerance is not enough in ``strict`` precision: a kernel that silently computes in
+bfloat16 or on a subsample can stay inside atol on small outputs. Per output tensor, with r64 the
+reference computed in float64 and r the reference in its own dtype:
+
+    err(x)  = max |x - r64|
+    limit   = K * err(r) + ULPS * eps(dtype) * max |r64|
+
+and the candidate must satisfy err(candidate) <= limit. The floor of a few ulp of the output's
+magnitude keeps exact operations (ReLU, max), whose fp32 reference error is zero, from failing on
+rounding. ``relaxed`` precision reports the same numbers without failing on them (TF32, bf16 and
+fp16 inside the kernel are then allowed within the stated tolerance).
+"""
+
+import copy
+from typing import Optional
+
+import torch
+
+from kforge_worker.runtime_checks import _leaves
+
+K = 16.0   # how much worse than the fp32 reference's own error an honest reordering may be
+ULPS = 8.0
+
+
+def _double(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.double() if obj.is_floating_point() else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_double(x) for x in obj)
+    return obj
+
+
+def float64_outputs(model, inputs):
+    """The reference computed in float64, or None where the model cannot run in float64."""
+    try:
+        m = copy.deepcopy(model).double()
+        with torch.no_grad():
+            out = m(*_double(list(inputs)))
+        return [t.detach().cpu() for t in _leaves(out)]
+    except Exception:
+        return None
+
+
+def audit(reference_outputs, candidate_outputs, outputs64, policy: str) -> Optional[dict]:
+    """Worst ratio of the candidate's error to its limit over all outputs; None when not applicable."""
+    if outputs64 is None:
+        return None
+    worst = None
+    for i, (r, c, r64) in enumerate(zip(_leaves(reference_outputs), _leaves(candidate_outputs), outputs64)):
+        if not r.is_floating_point() or r.numel() == 0 or r.dtype == torch.float64 and r64.dtype != torch.float64:
+            continue
+        finite = torch.isfinite(r64)
+        if not bool(finite.any()):
+            continue
+        r64f = r64.double().masked_fill(~finite, 0)
+        err_ref = float((r.double().cpu().masked_fill(~finite, 0) - r64f).abs().max())
+        err_cand = float((c.double().cpu().masked_fill(~finite, 0) - r64f).abs().max())
+        floor = ULPS * torch.finfo(r.dtype).eps * float(r64f.abs().max())
+        limit = K * err_ref + floor
+        ratio = err_cand / limit if limit > 0 else (0.0 if err_cand == 0 else float("inf"))
+        entry = {"output": i, "candidate_error": err_cand, "reference_error": err_ref, "limit": limit,
+                 "ratio": ratio, "k": K, "ulps": ULPS}
+        if worst is None or ratio > worst["ratio"]:
+            worst = entry
+    if worst is None:
+        return None
+    worst["policy"] = policy
+    worst["verdict"] = "pass" if worst["ratio"] <= 1.0 else ("fail" if policy == "strict" else "warn")
+    return worst

@@ -1,0 +1,116 @@
+"""Judging what the candidate process reported about its own calls, in the trusted reference process.
+
+The candidate process only gathers facts (runtime_checks.py); each fact counts against the candidate
+only where the reference itself does not do the same thing (a reference that returns a view of its
+input makes aliasing legitimate). Findings are {name, verdict, message}; kforge turns a ``fail`` into
+the ``rejected`` status.
+"""
+
+import hashlib
+from typing import Dict, List, Optional, Set
+
+import torch
+
+from kforge_worker import ops
+
+
+def reference_facts(outputs, inputs) -> dict:
+    from kforge_worker.runtime_checks import _leaves
+
+    leaves = _leaves(outputs)
+    storages = {t.untyped_storage().data_ptr() for t in _leaves(list(inputs)) if t.numel()}
+    return {
+        "plain_tensors": all(type(t) is torch.Tensor or type(t) is torch.nn.Parameter for t in leaves),
+        "aliases_inputs": any(bool(t.numel()) and t.untyped_storage().data_ptr() in storages for t in leaves),
+    }
+
+
+def _category_findings(events: list, when: str) -> List[dict]:
+    by_cat: Dict[str, list] = {}
+    for cat, detail in events:
+        by_cat.setdefault(cat, []).append(detail)
+    out = []
+    for cat, details in by_cat.items():
+        verdict = "warn" if cat in ("dynamic_code", "native_loading") else "fail"
+        what = {"file_io": "touched files", "network": "used the network", "concurrency": "started processes",
+                "introspection": "inspected frames, the garbage collector or raw memory",
+                "dynamic_code": "compiled code at run time", "native_loading": "loaded native symbols"}[cat]
+        out.append({"name": cat, "verdict": verdict,
+                    "message": f"{when}, the candidate {what}: {'; '.join(details[:3])}"})
+    return out
+
+
+def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed: Set[str]) -> List[dict]:
+    """Findings from one correctness run of the candidate."""
+    if not isinstance(facts, dict):
+        return [{"name": "runtime_integrity", "verdict": "fail",
+                 "message": "the candidate process sent no runtime facts with its outputs"}]
+    out = _category_findings(facts.get("events", []), "while its forward ran")
+    if facts.get("tampered"):
+        out.append({"name": "monkey_patching", "verdict": "fail",
+                    "message": f"the candidate replaced {', '.join(facts['tampered'][:6])}"})
+    if facts.get("new_threads"):
+        out.append({"name": "concurrency", "verdict": "fail",
+                    "message": f"threads left running after forward returned: {', '.join(facts['new_threads'][:4])}"})
+    if facts.get("children"):
+        out.append({"name": "concurrency", "verdict": "fail",
+                    "message": f"child processes left running after forward returned: {facts['children'][:4]}"})
+    if not facts.get("plain_tensors", True) and ref.get("plain_tensors", True):
+        out.append({"name": "output_type", "verdict": "fail",
+                    "message": f"outputs are {', '.join(sorted(set(facts.get('output_types', []))))}, not plain "
+                               f"tensors: a subclass or lazy tensor can do its work when read, outside the timer"})
+    if facts.get("deferred"):
+        out.append({"name": "deferred_output", "verdict": "fail",
+                    "message": "outputs kept changing after forward returned: work was still running outside the "
+                               "timed call"})
+    if any(facts.get("aliases_inputs", [])) and not ref.get("aliases_inputs", False):
+        out.append({"name": "output_aliasing", "verdict": "fail",
+                    "message": "an output shares memory with an input, where the reference returns fresh memory"})
+    if "aten_ops" in facts:
+        if not facts.get("ops_recorded", False):
+            out.append({"name": "torch_delegation", "verdict": "fail",
+                        "message": "the operator recorder was removed during forward"})
+        else:
+            found = ops.delegation(reference_ops, ops.canonical_set(facts["aten_ops"]), allowed)
+            if found:
+                out.append({"name": "torch_delegation", "verdict": found[0],
+                            "message": f"at run time {found[1]} (aten operators: {', '.join(facts['aten_ops'][:12])})"})
+    return out
+
+
+def judge_import(events: list, tampered: list) -> List[dict]:
+    out = _category_findings(events, "while it was imported")
+    if tampered:
+        out.append({"name": "monkey_patching", "verdict": "fail",
+                    "message": f"importing the candidate replaced {', '.join(tampered[:6])}"})
+    return out
+
+
+def fingerprint(obj) -> str:
+    """A digest of a result's values (bitwise), for telling whether two results are the same."""
+    h = hashlib.sha256()
+    from kforge_worker.runtime_checks import _leaves
+
+    for t in _leaves(obj):
+        c = t.detach().cpu().contiguous()
+        h.update(str((list(c.shape), str(c.dtype))).encode())
+        h.update(c.view(torch.uint8).numpy().tobytes() if c.numel() else b"")
+    return h.hexdigest()
+
+
+class Independence:
+    """Outputs identical across trials with different inputs, where the reference's differ."""
+
+    def __init__(self):
+        self.candidate: Dict[int, str] = {}
+        self.reference: Dict[int, str] = {}
+
+    def add(self, trial: int, reference_outputs, candidate_outputs) -> Optional[dict]:
+        self.reference[trial] = fingerprint(reference_outputs)
+        self.candidate[trial] = fingerprint(candidate_outputs)
+        for other, digest in self.candidate.items():
+            if other != trial and digest == self.candidate[trial] and self.reference[other] != self.reference[trial]:
+                return {"name": "input_independent", "verdict": "fail",
+                        "message": f"trials {other} and {trial} had different inputs and different reference "
+                                   f"outputs, but the candidate returned bit-identical outputs"}
+        return None

@@ -1,0 +1,307 @@
+"""Runtime checks inside the candidate process: what the candidate's code does while it runs.
+
+Installed by the candidate worker before the candidate is imported. It gathers facts; the trusted
+reference process and kforge decide what they mean (reference_checks.py, src/eval/verdict.cc).
+
+* An audit hook (``sys.addaudithook``; Python offers no way to remove one) sees file, network,
+  process, frame and gc events however the call was spelled: aliases, ``getattr`` with assembled
+  names and ``exec`` all end in the same audited primitives. Events raised while a kernel is being
+  built (kforge_worker.native, torch.utils.cpp_extension, inductor, triton) are the builder's.
+* An integrity snapshot of the clocks, torch's copy/save paths and kforge's own worker functions:
+  any reassignment is monkey-patching.
+* Per forward call: Python threads and child processes left running, outputs that are not plain
+  tensors, outputs sharing storage with inputs, outputs still changing after the call returned,
+  and the aten operators dispatched (a TorchDispatchMode with a canary that proves it was active).
+
+The state lives in closures bound when the watch is created, so rebinding module attributes later
+does not reach it. Known limit: code running in this process can in principle corrupt anything in
+it (ctypes writes to memory); these facts raise the cost of cheating, and the decisive checks
+(outputs, clocks, speed of light) run outside this process.
+"""
+
+import inspect
+import os
+import sys
+import threading
+import time
+from typing import List
+
+import torch
+
+_BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "torch/utils/cpp_extension.py",
+                 "torch/_inductor/", "torch/_dynamo/", "triton/", "torch/utils/_cpp_extension_versioner.py")
+_FRAME_HELPERS = ("/inspect.py", "/traceback.py", "/linecache.py")
+_READ_OK_PREFIXES = ("/proc/self/", "/sys/", "/dev/null", "/dev/urandom", "/usr/lib/", "/usr/share/", "/lib/",
+                     "/etc/ld.so")
+
+_EVENTS = {
+    "open": "file_io", "os.listdir": "file_io", "os.scandir": "file_io", "os.remove": "file_io",
+    "os.rename": "file_io", "os.rmdir": "file_io", "os.mkdir": "file_io", "os.truncate": "file_io",
+    "os.chmod": "file_io", "shutil.copyfile": "file_io", "shutil.rmtree": "file_io", "mmap.__new__": "file_io",
+    "glob.glob": "file_io", "os.link": "file_io", "os.symlink": "file_io", "os.utime": "file_io",
+    "socket.__new__": "network", "socket.connect": "network", "socket.bind": "network",
+    "socket.getaddrinfo": "network", "socket.gethostbyname": "network", "socket.sendto": "network",
+    "urllib.Request": "network",
+    "subprocess.Popen": "concurrency", "os.system": "concurrency", "os.fork": "concurrency",
+    "os.forkpty": "concurrency", "os.posix_spawn": "concurrency", "os.exec": "concurrency",
+    "os.spawn": "concurrency", "os.kill": "concurrency", "pty.spawn": "concurrency", "os.startfile": "concurrency",
+    "sys._getframe": "introspection", "sys._current_frames": "introspection", "gc.get_objects": "introspection",
+    "gc.get_referrers": "introspection", "gc.get_referents": "introspection", "sys.settrace": "introspection",
+    "sys.setprofile": "introspection", "sys.addaudithook": "introspection", "ctypes.string_at": "introspection",
+    "ctypes.cdata": "introspection", "ctypes.dlopen": "native_loading", "ctypes.dlsym": "native_loading",
+    "exec": "dynamic_code", "compile": "dynamic_code", "code.__new__": "dynamic_code",
+    "function.__new__": "dynamic_code", "marshal.loads": "dynamic_code",
+}
+# Events that only count when the candidate's own code raised them (torch uses them internally).
+_CALLER_SENSITIVE = {"introspection", "dynamic_code", "native_loading"}
+
+
+def _protected_objects() -> dict:
+    """Name -> object for everything a cheat would want to replace."""
+    import builtins
+    import json
+
+    from kforge_worker import candidate, protocol, tensors, timing
+
+    objs = {}
+    for mod, names in [
+        (time, ["perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time",
+                "sleep"]),
+        (torch, ["save", "load", "equal", "no_grad", "empty_like", "cat"]),
+        (torch.Tensor, ["clone", "detach", "cpu", "copy_", "to", "contiguous", "data_ptr", "untyped_storage",
+                        "__torch_function__", "numel", "as_subclass"]),
+        (torch.nn.Module, ["__call__", "_call_impl", "state_dict", "eval", "to"]),
+        (builtins, ["open", "getattr", "isinstance", "type", "len", "id"]),
+        (json, ["dumps", "loads"]),
+        (tensors, ["save", "load", "detach_clone", "to_device", "describe"]),
+        (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
+        (timing.CpuTimer, ["measure", "info"]),
+        (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
+        (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "handlers"]),
+        (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
+        (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
+        (sys.modules[__name__], ["Watch", "forward_facts", "_protected_objects"]),
+    ] + [(sys.modules[m].CudaTimer, ["measure", "info"]) for m in ("kforge_worker.cuda_timing",)
+         if m in sys.modules and hasattr(sys.modules[m], "CudaTimer")]:
+        for name in names:
+            try:
+                # The raw attribute: a classmethod read through getattr is a new bound object each time.
+                objs[f"{getattr(mod, '__name__', str(mod))}.{name}"] = inspect.getattr_static(mod, name)
+            except AttributeError:
+                pass
+    for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.protocol",
+                 "kforge_worker.candidate", "kforge_worker.runtime_checks", "builtins", "json"):
+        objs[f"sys.modules[{name!r}]"] = sys.modules.get(name)
+    return objs
+
+
+def _children() -> set:
+    pids = set()
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids.update(f.read().split())
+    except OSError:
+        pass
+    return pids
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [x for o in obj for x in _leaves(o)]
+    if isinstance(obj, dict):
+        return [x for o in obj.values() for x in _leaves(o)]
+    return []
+
+
+def _raw_clone(t: torch.Tensor):
+    """A copy of a tensor's data that never runs a subclass's Python code."""
+    with torch._C.DisableTorchFunction():
+        return torch.Tensor.clone(torch.Tensor.detach(t)).cpu()
+
+
+class _OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+    def __init__(self, ops: set):
+        super().__init__()
+        self._ops = ops
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self._ops.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+class Watch:
+    """One per candidate process; created before the candidate module is imported."""
+
+    def __init__(self, candidate_path: str):
+        self.candidate_path = os.path.realpath(candidate_path)
+        state = {"active": False, "busy": False, "events": []}
+        allowed_roots = tuple({os.path.realpath(p) + "/" for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+                              | {os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__))) + "/",
+                                 os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + "/"})
+        cand = self.candidate_path
+
+        def caller_is_candidate() -> bool:
+            f = sys._getframe(2)
+            while f is not None and (f.f_code.co_filename.endswith(_FRAME_HELPERS)
+                                     or f.f_code.co_filename == __file__):
+                f = f.f_back
+            return f is not None and os.path.realpath(f.f_code.co_filename) == cand
+
+        def building() -> bool:
+            f = sys._getframe(2)
+            while f is not None:
+                name = f.f_code.co_filename
+                if any(b in name for b in _BUILD_FRAMES):
+                    return True
+                f = f.f_back
+            return False
+
+        def hook(event, args):
+            if not state["active"] or state["busy"]:
+                return
+            category = _EVENTS.get(event) or ("concurrency" if event.startswith(("os.exec", "os.spawn")) else None)
+            if category is None:
+                return
+            state["busy"] = True
+            try:
+                if category == "file_io" and event == "open":
+                    path = args[0] if args else ""
+                    mode = str(args[1]) if len(args) > 1 and args[1] is not None else "r"
+                    if isinstance(path, bytes):
+                        path = path.decode(errors="replace")
+                    if not isinstance(path, str):
+                        return  # an fd: opened earlier, already audited
+                    real = os.path.realpath(path)
+                    writes = any(c in mode for c in "wax+")
+                    if not writes and (real.startswith(allowed_roots) or real.startswith(_READ_OK_PREFIXES)):
+                        return
+                if category in _CALLER_SENSITIVE and not caller_is_candidate():
+                    return
+                if building():
+                    return
+                detail = ", ".join(repr(a)[:120] for a in args[:2]) if args else ""
+                if len(state["events"]) < 50:
+                    state["events"].append([category, f"{event}({detail})"])
+            except Exception:
+                pass
+            finally:
+                state["busy"] = False
+
+        sys.addaudithook(hook)
+        protected = _protected_objects()
+
+        def tampered() -> List[str]:
+            now = _protected_objects()
+            return sorted(name for name, obj in protected.items() if now.get(name) is not obj)
+
+        def begin():
+            state["events"] = []
+            state["active"] = True
+
+        def end() -> list:
+            state["active"] = False
+            return list(state["events"])
+
+        # Bound once: later rebinding of this module's names does not change what the worker calls.
+        self._begin, self._end, self._tampered = begin, end, tampered
+        self._imports_events = []
+
+    # Import and construction: only the network counts (builds legitimately open files and run g++).
+    def begin_import(self):
+        self._begin()
+
+    def end_import(self) -> list:
+        return [e for e in self._end() if e[0] == "network"]
+
+    # Timed calls: every category counts, as during a correctness run.
+    def begin_timing(self):
+        self._begin()
+
+    def end_timing(self) -> list:
+        return self._end()
+
+    def tampered(self) -> List[str]:
+        return self._tampered()
+
+    def forward(self, model, inputs, record_ops: bool):
+        """Calls the model once under watch; returns (outputs, facts)."""
+        threads_before = {t.ident for t in threading.enumerate()}
+        children_before = _children()
+        ops: set = set()
+        self._begin()
+        try:
+            with torch.no_grad():
+                if record_ops:
+                    with _OpRecorder(ops):
+                        outputs = model(*inputs)
+                        torch.empty(1).zero_()  # canary: proves the recorder was still in place
+                else:
+                    outputs = model(*inputs)
+        finally:
+            events = self._end()
+        if str(getattr(inputs[0], "device", "cpu")).startswith("cuda") if inputs else False:
+            torch.cuda.synchronize()
+        facts, snapshots = forward_facts(outputs, inputs, events, threads_before, children_before, ops, record_ops,
+                                         self._tampered())
+        return outputs, facts, rebuild(outputs, iter(snapshots))
+
+
+def forward_facts(outputs, inputs, events, threads_before, children_before, ops, record_ops, tampered) -> dict:
+    leaves = _leaves(outputs)
+    plain = [type(t) is torch.Tensor or type(t) is torch.nn.Parameter for t in leaves]
+    types = [type(t).__module__ + "." + type(t).__qualname__ for t in leaves]
+    meta = any(t.device.type == "meta" for t in leaves)
+    snapshots = []
+    for t in leaves:
+        try:
+            snapshots.append(_raw_clone(t))
+        except Exception:
+            snapshots.append(None)
+    input_storages = set()
+    for t in _leaves(list(inputs)):
+        try:
+            if t.numel():
+                input_storages.add(t.untyped_storage().data_ptr())
+        except Exception:
+            pass
+    aliases = []
+    for t in leaves:
+        try:
+            aliases.append(bool(t.numel()) and t.untyped_storage().data_ptr() in input_storages)
+        except Exception:
+            aliases.append(False)
+    # Work left running after the call returned shows up as outputs that keep changing.
+    time.sleep(0.02)
+    deferred = False
+    for t, snap in zip(leaves, snapshots):
+        try:
+            if snap is not None and not torch.equal(_raw_clone(t).nan_to_num(), snap.nan_to_num()):
+                deferred = True
+        except Exception:
+            pass
+    threads = [t.name for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
+    children = sorted(_children() - children_before)
+    facts = {
+        "output_types": types, "plain_tensors": all(plain) and not meta, "output_is_tensor": bool(leaves),
+        "aliases_inputs": aliases, "deferred": deferred, "events": events, "new_threads": threads,
+        "children": children, "tampered": tampered,
+    }
+    if record_ops:
+        facts["aten_ops"] = sorted(ops)
+        facts["ops_recorded"] = "zero_" in ops
+    return facts, snapshots
+
+
+def rebuild(obj, snapshots):
+    """``obj`` with each tensor replaced by its snapshot (taken right after the call returned)."""
+    if isinstance(obj, torch.Tensor):
+        snap = next(snapshots)
+        return snap if snap is not None else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(rebuild(x, snapshots) for x in obj)
+    if isinstance(obj, dict):
+        return {k: rebuild(v, snapshots) for k, v in obj.items()}
+    return obj

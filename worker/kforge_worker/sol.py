@@ -1,0 +1,161 @@
+"""Speed of light: the fastest any kernel could run the reference's work on this device.
+
+    flops     torch.utils.flop_counter on one reference forward (matmuls, convolutions, attention)
+    bytes     inputs + outputs + parameters and buffers, each moved once
+    sol_ms    max(flops / peak_flops[dtype], bytes / bandwidth(working set))
+
+Peaks are measured, not taken from a datasheet: bandwidth by large copies (on the CPU at three
+working-set sizes, so a problem that fits in cache is held to the cache's bandwidth) and arithmetic
+throughput by a large matmul per dtype. They are measured once per device and cached as JSON under
+the kforge cache dir, keyed by host, CPU or GPU model, thread count and torch version; the CPU
+measurement takes well under two seconds.
+"""
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import time
+from typing import Optional
+
+import torch
+
+from kforge_worker import tensors
+
+PEAKS_VERSION = 1
+# (bytes per buffer) for the CPU bandwidth levels: inside L2, inside a typical L3, far beyond it.
+CPU_COPY_SIZES = [128 << 10, 2 << 20, 64 << 20]
+CPU_MATMUL_N = {torch.float32: 512, torch.float64: 384, torch.bfloat16: 256}
+GPU_COPY_BYTES = 1 << 30
+GPU_MATMUL_N = {torch.float32: 8192, torch.float16: 8192, torch.bfloat16: 8192, torch.float64: 4096}
+
+
+def count_flops(model, inputs) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(*inputs)
+    return int(counter.get_total_flops())
+
+
+def min_bytes(model, inputs, outputs) -> int:
+    params = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+    return tensors.nbytes(list(inputs)) + tensors.nbytes(outputs) + params
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("model name", "Processor", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def peaks_key(device: str) -> dict:
+    if device.startswith("cuda"):
+        model = torch.cuda.get_device_name(torch.device(device))
+    else:
+        model = _cpu_model()
+    return {"v": PEAKS_VERSION, "host": socket.gethostname(), "device": device.split(":")[0], "model": model,
+            "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def _best(fn, reps: int, sync=lambda: None) -> float:
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure_cpu() -> dict:
+    levels = []
+    for size in CPU_COPY_SIZES:
+        n = size // 4
+        src, dst = torch.rand(n), torch.empty(n)
+        reps = 20 if size < (8 << 20) else 6
+        inner = max(1, (8 << 20) // size)  # small copies are repeated so the clock resolves them
+
+        def copy():
+            for _ in range(inner):
+                dst.copy_(src)
+
+        t = _best(copy, reps)
+        levels.append({"working_set_bytes": 2 * size, "bytes_per_s": 2 * size * inner / t})
+    flops = {}
+    for dtype, n in CPU_MATMUL_N.items():
+        a, b = torch.rand(n, n, dtype=dtype), torch.rand(n, n, dtype=dtype)
+        t = _best(lambda: torch.mm(a, b), 10)  # best of many: a shared machine is rarely idle throughout
+        flops[str(dtype).replace("torch.", "")] = 2 * n ** 3 / t
+    return {"bandwidth": levels, "flops": flops}
+
+
+def measure_cuda(device: str) -> dict:
+    dev = torch.device(device)
+    sync = lambda: torch.cuda.synchronize(dev)  # noqa: E731
+    n = GPU_COPY_BYTES // 4
+    src, dst = torch.rand(n, device=dev), torch.empty(n, device=dev)
+    t = _best(lambda: dst.copy_(src), 5, sync)
+    levels = [{"working_set_bytes": 2 * GPU_COPY_BYTES, "bytes_per_s": 2 * GPU_COPY_BYTES / t}]
+    del src, dst
+    flops = {}
+    for dtype, size in GPU_MATMUL_N.items():
+        a, b = torch.rand(size, size, dtype=dtype, device=dev), torch.rand(size, size, dtype=dtype, device=dev)
+        t = _best(lambda: torch.mm(a, b), 5, sync)
+        flops[str(dtype).replace("torch.", "")] = 2 * size ** 3 / t
+    return {"bandwidth": levels, "flops": flops}
+
+
+def device_peaks(device: str, cache_dir: Optional[str], remeasure: bool = False) -> dict:
+    """Cached peaks for this device; measures (and caches) them on the first call or when asked."""
+    key = peaks_key(device)
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    path = os.path.join(cache_dir, f"{digest}.json") if cache_dir else None
+    if path and os.path.exists(path) and not remeasure:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            data["cached"] = True
+            return data
+        except (OSError, ValueError):
+            pass
+    start = time.perf_counter()
+    data = measure_cuda(device) if device.startswith("cuda") else measure_cpu()
+    data.update({"key": key, "measure_seconds": time.perf_counter() - start})
+    if path:
+        os.makedirs(cache_dir, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    data["cached"] = False
+    return data
+
+
+def bandwidth_for(peaks: dict, working_set: int) -> float:
+    """The best copy bandwidth among measured levels at least as large as the working set (a working
+    set that fits a small level may also run at any larger level's rate, which small copies can
+    understate because of per-call overhead)."""
+    levels = sorted(peaks["bandwidth"], key=lambda lv: lv["working_set_bytes"])
+    fitting = [lv["bytes_per_s"] for lv in levels if working_set <= lv["working_set_bytes"]]
+    return max(fitting) if fitting else levels[-1]["bytes_per_s"]
+
+
+def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict) -> dict:
+    name = str(dtype).replace("torch.", "")
+    peak_flops = peaks["flops"].get(name) or peaks["flops"].get("float32")
+    bandwidth = bandwidth_for(peaks, nbytes)
+    compute_ms = 1e3 * flops / peak_flops if peak_flops else 0.0
+    memory_ms = 1e3 * nbytes / bandwidth
+    return {"flops": flops, "bytes": nbytes, "dtype": name, "peak_flops_per_s": peak_flops,
+            "bandwidth_bytes_per_s": bandwidth, "compute_ms": compute_ms, "memory_ms": memory_ms,
+            "sol_ms": max(compute_ms, memory_ms), "bound": "compute" if compute_ms >= memory_ms else "memory",
+            "peaks_cached": peaks.get("cached", False), "peaks_key": peaks.get("key", {})}

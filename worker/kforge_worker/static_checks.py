@@ -1,0 +1,484 @@
+"""Static checks on a candidate's source: Python ``ast`` and the C/C++ sources embedded in it.
+
+Runs in the trusted reference process, which reads the candidate as text and never executes it.
+Each check yields a verdict (``fail``/``warn``/``pass``) with an explanation and line numbers. They are
+a first line only: obfuscated variants (aliases assembled at run time, ``exec``) are stopped by the
+runtime checks in runtime_checks.py, which watch what the code does rather than how it is spelled.
+"""
+
+import ast
+import re
+from typing import Dict, Iterable, List, Optional, Set
+
+from kforge_worker import ops
+
+CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurrency", "introspection", "file_io",
+          "network", "output_caching", "dynamic_code"]
+
+# Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own worker.
+_PROTECTED_ROOTS = {"torch", "time", "kforge_worker", "builtins", "sys", "os", "gc", "ctypes", "threading",
+                    "numpy", "triton", "functools", "importlib", "inspect", "math", "operator", "types"}
+_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.errors"}  # kernel builders
+
+_CONCURRENCY_CALLS = {
+    "threading.Thread", "threading.Timer", "_thread.start_new_thread", "_thread.start_new",
+    "multiprocessing.Process", "multiprocessing.Pool", "multiprocessing.get_context", "torch.multiprocessing.spawn",
+    "torch.multiprocessing.Process", "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.ProcessPoolExecutor",
+    "subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "os.fork", "os.forkpty", "os.system", "os.popen", "os.posix_spawn", "os.posix_spawnp", "os.spawnv", "os.spawnl",
+    "os.execv", "os.execve", "os.execl", "os.execvp", "asyncio.run", "asyncio.create_task", "asyncio.get_event_loop",
+    "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.Stream",
+    "torch.cuda.set_stream", "torch.cuda.graphs.CUDAGraph", "torch.cuda.CUDAGraph",
+}
+_CONCURRENCY_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "subprocess", "asyncio",
+                        "torch.multiprocessing"}
+_INTROSPECTION_CALLS = {"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
+                        "inspect.getouterframes", "inspect.getmembers", "inspect.getsource", "gc.get_objects",
+                        "gc.get_referrers", "gc.get_referents", "globals", "locals", "vars", "sys.settrace",
+                        "sys.setprofile", "threading.settrace", "sys.addaudithook", "ctypes.pythonapi",
+                        "ctypes.string_at", "ctypes.memmove", "ctypes.cast"}
+_INTROSPECTION_ATTRS = {"f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "gi_frame",
+                        "cr_frame", "__globals__", "__closure__", "__subclasses__", "__builtins__", "__code__",
+                        "__dict__", "__mro__", "__bases__"}
+_FILE_CALLS = {"open", "io.open", "os.open", "os.read", "os.write", "os.remove", "os.unlink", "os.rename",
+               "os.replace", "os.listdir", "os.scandir", "os.walk", "os.makedirs", "os.mkdir", "os.stat",
+               "shutil.copy", "shutil.copyfile", "shutil.rmtree", "shutil.move", "torch.load", "torch.save",
+               "numpy.load", "numpy.save", "numpy.fromfile", "numpy.memmap", "mmap.mmap", "pickle.load",
+               "pickle.dump", "pickle.loads", "glob.glob", "tempfile.NamedTemporaryFile", "pathlib.Path",
+               "os.path.exists", "os.path.isfile"}
+_FILE_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob"}
+_NETWORK_MODULES = {"socket", "urllib", "http", "requests", "ftplib", "smtplib", "httpx", "aiohttp", "ssl",
+                    "xmlrpc", "websocket", "paramiko"}
+_DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "importlib.import_module", "getattr", "setattr",
+                  "delattr", "types.FunctionType", "types.CodeType", "marshal.loads"}
+_KEY_CALLS = {"id", "hash", "data_ptr", "tobytes", "item", "tolist", "untyped_storage", "_version", "numpy", "sum",
+              "mean", "abs", "float", "str", "repr", "tuple", "bytes"}
+_KERNEL_LOADERS = {"load", "load_inline", "CDLL", "cdll.LoadLibrary", "compile", "build", "Program", "jit",
+                   "load_library", "kernel", "cuda"}
+
+# C/C++ identifiers, called in compiled sources, and what they mean there.
+_NATIVE_CALLS = {
+    "file_io": {"fopen", "freopen", "open", "openat", "fread", "fwrite", "fgets", "fscanf", "ifstream", "ofstream",
+                "fstream", "mmap", "unlink", "remove", "rename", "opendir", "readdir"},
+    "network": {"socket", "connect", "bind", "listen", "accept", "send", "recv", "sendto", "recvfrom",
+                "getaddrinfo", "gethostbyname", "curl_easy_init"},
+    "concurrency": {"pthread_create", "fork", "vfork", "clone", "system", "popen", "execv", "execve", "execl",
+                    "execvp", "posix_spawn", "async", "thread", "jthread", "cudaStreamCreate",
+                    "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "getStreamFromPool",
+                    "cudaGraphLaunch", "hipStreamCreate"},
+    "introspection": {"dlopen", "dlsym", "PyEval_GetFrame", "PyRun_SimpleString", "PyImport_ImportModule",
+                      "PyObject_SetAttrString", "PyObject_CallObject", "process_vm_readv", "ptrace"},
+}
+_NATIVE_TORCH_NS = ("at", "torch", "c10d")
+
+
+class _Finding:
+    def __init__(self, check: str, verdict: str, line: int, message: str):
+        self.check, self.verdict, self.line, self.message = check, verdict, line, message
+
+
+class _Analyzer(ast.NodeVisitor):
+    """Walks one module, resolving import aliases, and records what each function calls."""
+
+    def __init__(self):
+        self.aliases: Dict[str, str] = {}      # local name -> dotted module/function path
+        self.kernel_names: Set[str] = set()    # names and self-attributes bound to compiled kernels
+        self.module_attrs: Dict[str, str] = {}  # self.<attr> -> canonical computation of an nn module
+        self.findings: List[_Finding] = []
+        self.functions: Dict[str, ast.AST] = {}
+        self.classes: Dict[str, ast.ClassDef] = {}
+        self.strings: List[ast.Constant] = []
+
+    # -- names --------------------------------------------------------------------------------
+    def dotted(self, node) -> Optional[str]:
+        """``F.relu`` -> ``torch.nn.functional.relu`` after alias resolution; None for non-name chains."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            root = self.aliases.get(node.id, node.id)
+            return ".".join([root] + list(reversed(parts)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            return ".".join([node.args[0].value] + list(reversed(parts)))
+        return None
+
+    def add(self, check, verdict, node, message):
+        self.findings.append(_Finding(check, verdict, getattr(node, "lineno", 0), message))
+
+    # -- collection pass ----------------------------------------------------------------------
+    def collect(self, tree: ast.Module):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    self._check_import(a.name, node)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    self._check_import(f"{node.module}.{a.name}", node)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.strings.append(node)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                callee = self.dotted(node.value.func) or ""
+                last = callee.split(".")[-1]
+                for target in node.targets:
+                    name = _target_name(target)
+                    if name is None:
+                        continue
+                    if last in _KERNEL_LOADERS or callee.startswith(("kforge_worker.native", "kforge_worker.ocl",
+                                                                     "ctypes", "torch.utils.cpp_extension", "triton")):
+                        self.kernel_names.add(name)
+                    if callee.startswith("torch.nn.") and last in ops.MODULES:
+                        self.module_attrs[name] = ops.MODULES[last]
+
+    def _check_import(self, name: str, node):
+        root = name.split(".")[0]
+        if name.startswith("kforge_worker") and not any(name.startswith(ok) for ok in _KFORGE_OK) and name != "kforge_worker":
+            self.add("monkey_patching", "fail", node, f"imports {name}: kforge's worker internals are off limits")
+        if root in _NETWORK_MODULES:
+            self.add("network", "fail", node, f"imports {name}: a kernel has no use for the network")
+        if any(name == m or name.startswith(m + ".") for m in _CONCURRENCY_MODULES):
+            self.add("concurrency", "warn", node, f"imports {name}")
+        if root in ("inspect", "gc") or name in ("sys._getframe",):
+            self.add("introspection", "warn", node, f"imports {name}")
+        if root in ("pickle", "shutil", "mmap", "tempfile", "glob", "pathlib", "marshal"):
+            self.add("file_io", "warn", node, f"imports {name}")
+
+    # -- per-node checks (whole module) -------------------------------------------------------
+    def check_everywhere(self, tree: ast.Module):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                for t in targets:
+                    self._check_patch_target(t, node)
+            elif isinstance(node, ast.Call):
+                self._check_call(node)
+            elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
+                self.add("introspection", "fail", node, f"uses .{node.attr}, which reaches into other code's frames, "
+                                                        f"globals or classes")
+
+    def _check_patch_target(self, target, node):
+        if isinstance(target, ast.Subscript):
+            base = self.dotted(target.value) or ""
+            if base in ("sys.modules", "builtins.__dict__", "os.environ"):
+                self.add("monkey_patching", "fail", node, f"writes {base}[...]")
+            return
+        if not isinstance(target, ast.Attribute):
+            return
+        path = self.dotted(target)
+        if path and path.split(".")[0] in _PROTECTED_ROOTS:
+            self.add("monkey_patching", "fail", node, f"reassigns {path}")
+
+    def _check_call(self, node: ast.Call):
+        name = self.dotted(node.func) or ""
+        last = name.split(".")[-1]
+        if name in ("setattr", "delattr", "builtins.setattr", "object.__setattr__", "type.__setattr__") and node.args:
+            owner = self.dotted(node.args[0]) or ""
+            if owner.split(".")[0] in _PROTECTED_ROOTS or owner.startswith("sys.modules"):
+                self.add("monkey_patching", "fail", node, f"{name}() on {owner}")
+            elif not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+                self.add("monkey_patching", "warn", node, f"{name}() on {owner or 'a computed object'}")
+        if name in _CONCURRENCY_CALLS or (name.startswith("torch.cuda.") and last in ("Stream", "stream")):
+            self.add("concurrency", "fail", node, f"calls {name}: work outside the timed call escapes the timer")
+        if name in _INTROSPECTION_CALLS:
+            self.add("introspection", "fail", node, f"calls {name}")
+        if name in _FILE_CALLS or (last in _FILE_METHODS and isinstance(node.func, ast.Attribute)):
+            self.add("file_io", "fail", node, f"calls {name or last}: a kernel reads its inputs, not files")
+        root = name.split(".")[0]
+        if root in _NETWORK_MODULES:
+            self.add("network", "fail", node, f"calls {name}")
+        if name in _DYNAMIC_CALLS:
+            literal = len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            if name == "getattr" and literal:
+                return
+            if name in ("setattr", "delattr") and node.args and isinstance(node.args[0], ast.Name) \
+                    and node.args[0].id == "self":
+                return
+            self.add("dynamic_code", "warn", node, f"calls {name} with computed arguments: names built at run time "
+                                                   f"are checked at run time only")
+
+
+def _target_name(target) -> Optional[str]:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return "self." + target.attr
+    return None
+
+
+def _receiver_name(node) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _runtime_functions(a: _Analyzer, model_class: str) -> List[ast.AST]:
+    """Methods of the model class except __init__, and module functions they call (transitively)."""
+    cls = a.classes.get(model_class)
+    if cls is None:
+        return []
+    roots = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != "__init__"]
+    seen, queue = set(), list(roots)
+    out = []
+    while queue:
+        fn = queue.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        out.append(fn)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in a.functions:
+                queue.append(a.functions[node.func.id])
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                for m in cls.body:
+                    if isinstance(m, ast.FunctionDef) and m.name == node.func.attr and m.name != "__init__":
+                        queue.append(m)
+    return out
+
+
+def torch_computations(a: _Analyzer, functions: Iterable[ast.AST]) -> Dict[str, int]:
+    """Canonical PyTorch computations called in ``functions``, each with the first line it appears on."""
+    found: Dict[str, int] = {}
+
+    def note(op, node):
+        if op and op not in found:
+            found[op] = node.lineno
+
+    for fn in functions:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                note("matmul", node)
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = a.dotted(func)
+            if name == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                owner = a.dotted(node.args[0]) or ""
+                if owner.startswith("torch"):
+                    note(ops.canonical(str(node.args[1].value)), node)
+                continue
+            if name and name.split(".")[0] == "torch":
+                last = name.split(".")[-1]
+                if name.startswith("torch.nn.") and last in ops.MODULES:
+                    continue  # constructing a module computes nothing
+                note(ops.canonical(last), node)
+                continue
+            if isinstance(func, ast.Attribute):
+                recv = _receiver_name(func.value)
+                if recv in a.kernel_names or (name and name.split(".")[0] in a.aliases
+                                              and not name.startswith("torch")):
+                    continue  # a compiled kernel's entry point, or a non-torch module (math, numpy)
+                if a.dotted(func.value) and (a.dotted(func.value) or "").startswith("self.") and recv in a.kernel_names:
+                    continue
+                note(ops.canonical(func.attr), node)
+            recv = _receiver_name(func)
+            if recv in a.module_attrs:
+                note(a.module_attrs[recv], node)
+    return found
+
+
+def reference_computations(source: str) -> Set[str]:
+    """The canonical computations the reference problem's Model performs, read from its source."""
+    tree = ast.parse(source)
+    a = _Analyzer()
+    a.collect(tree)
+    return set(torch_computations(a, _runtime_functions(a, "Model")))
+
+
+def _native_sources(a: _Analyzer) -> List[ast.Constant]:
+    return [s for s in a.strings if re.search(r"#\s*include|extern\s+\"C\"|__global__|__kernel|\bvoid\s+\w+\s*\(",
+                                              s.value)]
+
+
+_CPP_TOKEN = re.compile(r"""
+    (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<string>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
+  | (?P<pre>^\s*\#[^\n]*)
+  | (?P<ident>[A-Za-z_]\w*)
+  | (?P<scope>::)
+  | (?P<punct>\S)
+""", re.S | re.M | re.X)
+
+
+def cpp_calls(source: str) -> List[tuple]:
+    """(namespace path, function) for each call in C/C++ source, comments and literals skipped."""
+    tokens = []
+    for m in _CPP_TOKEN.finditer(source):
+        kind = m.lastgroup
+        if kind in ("comment", "string", "pre"):
+            continue
+        tokens.append((kind, m.group()))
+    calls = []
+    for i, (kind, text) in enumerate(tokens):
+        if kind != "ident":
+            continue
+        nxt = tokens[i + 1][1] if i + 1 < len(tokens) else ""
+        if nxt not in ("(", "<", "{"):
+            continue
+        if nxt == "<" and text not in ("thread", "jthread", "async"):
+            continue
+        ns = []
+        j = i
+        while j >= 2 and tokens[j - 1][0] == "scope" and tokens[j - 2][0] == "ident":
+            ns.insert(0, tokens[j - 2][1])
+            j -= 2
+        if j >= 1 and tokens[j - 1][1] in (".", "->") and not ns:
+            ns = ["."]
+        calls.append(("::".join(ns), text))
+    return calls
+
+
+def check_native(a: _Analyzer, reference_ops: Set[str], allowed: Set[str]) -> None:
+    for const in _native_sources(a):
+        for ns, fn in cpp_calls(const.value):
+            if ns == ".":
+                continue  # a member call (obj.open()) is not the C library's
+            for check, names in _NATIVE_CALLS.items():
+                if fn in names and ns in ("", "std", "std::this_thread", "at::cuda", "c10::cuda"):
+                    a.add(check, "fail", const, f"compiled source calls {(ns + '::') if ns else ''}{fn}()")
+            if ns.split("::")[0] in _NATIVE_TORCH_NS:
+                op = ops.canonical(fn)
+                if op and op in ops.main_computation(reference_ops) and op not in allowed:
+                    a.add("torch_delegation", "fail", const,
+                          f"compiled source calls {ns}::{fn}(), the reference's own computation, through ATen")
+
+
+def _import_time_concurrency(a: _Analyzer, runtime: Iterable[ast.AST]) -> None:
+    """Threads and processes started at import or construction cannot hide work from a timer (nothing
+    is timed yet) and the sandbox ends them: a warning there, a failure only inside per-call code."""
+    inside = set()
+    for fn in runtime:
+        for node in ast.walk(fn):
+            inside.add(getattr(node, "lineno", -1))
+    for f in a.findings:
+        if f.check == "concurrency" and f.verdict == "fail" and f.line not in inside:
+            f.verdict = "warn"
+            f.message += " (at import or construction)"
+
+
+def _output_caching(a: _Analyzer, functions: Iterable[ast.AST]) -> None:
+    for fn in functions:
+        params = {arg.arg for arg in fn.args.args if arg.arg != "self"}
+        keyed = _value_keyed_names(a, fn, params)
+        for node in ast.walk(fn):
+            for deco in getattr(node, "decorator_list", []):
+                name = a.dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
+                if name.split(".")[-1] in ("lru_cache", "cache", "cached_property", "memoize"):
+                    a.add("output_caching", "fail", deco, f"@{name} on code that runs per call caches outputs")
+            key = None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_container(node.value):
+                key = node.slice
+            elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                key = node.left
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("get", "setdefault", "__contains__", "__getitem__") and node.args:
+                key = node.args[0]
+            if key is not None and _keyed_on_inputs(key, params | keyed, a):
+                a.add("output_caching", "fail", node, "stores or looks up results keyed on the inputs: a cached "
+                                                      "answer skips the work the timer is meant to see")
+
+
+def _is_container(node) -> bool:
+    """self.<attr>[...] or a module-level name: storage that outlives the call (not a local output)."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self") \
+        or isinstance(node, ast.Name) and node.id.isupper()
+
+
+def _value_keyed_names(a: _Analyzer, fn, params: Set[str]) -> Set[str]:
+    """Local names assigned from identities or values of the inputs (id, hash, data_ptr, tolist, ...)."""
+    keyed: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and _keyed_on_inputs(node.value, keyed, a, bare_params=False):
+                for t in node.targets:
+                    for sub in ast.walk(t):
+                        if isinstance(sub, ast.Name) and sub.id not in keyed:
+                            keyed.add(sub.id)
+                            changed = True
+    return keyed
+
+
+def _keyed_on_inputs(key, names: Set[str], a: _Analyzer, bare_params: bool = True) -> bool:
+    for sub in ast.walk(key):
+        if bare_params and isinstance(sub, ast.Name) and sub.id in names:
+            return True
+        if not bare_params and isinstance(sub, ast.Name) and sub.id in names:
+            return True
+        if isinstance(sub, ast.Call):
+            name = (a.dotted(sub.func) or "").split(".")[-1] or (
+                sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
+            if name in ("id", "hash", "data_ptr", "tobytes", "untyped_storage", "_cdata", "tolist", "item"):
+                return True
+        if isinstance(sub, ast.Attribute) and sub.attr in ("_version", "_cdata"):
+            return True
+    return False
+
+
+def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_ops: Set[str]) -> None:
+    for fn in functions:
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Try):
+                continue
+            handled = list(node.handlers) + list(node.orelse) + list(node.finalbody)
+            body_ops = torch_computations(a, handled)
+            if body_ops:
+                op = sorted(body_ops)[0]
+                a.add("reference_fallback", "fail", node,
+                      f"an exception handler computes with PyTorch ({', '.join(sorted(body_ops))}): when the kernel "
+                      f"fails, the reference's result is returned instead (line {body_ops[op]})")
+            for h in node.handlers:
+                if h.type is None or (isinstance(h.type, ast.Name) and h.type.id in ("Exception", "BaseException")):
+                    if any(isinstance(s, ast.Pass) for s in h.body):
+                        a.add("reference_fallback", "warn", h, "a broad except silently swallows kernel errors")
+
+
+def run(candidate_source: str, reference_source: Optional[str], allowed_calls: Iterable[str],
+        model_class: str = "ModelNew") -> List[dict]:
+    """Every check's verdict on the candidate, worst finding first within each check."""
+    allowed = ops.canonical_set(allowed_calls)
+    tree = ast.parse(candidate_source)
+    a = _Analyzer()
+    a.collect(tree)
+    a.check_everywhere(tree)
+    runtime = _runtime_functions(a, model_class)
+    reference_ops = reference_computations(reference_source) if reference_source else set()
+    cand_ops = torch_computations(a, runtime)
+    found = ops.delegation(reference_ops, set(cand_ops), allowed)
+    if found:
+        lines = sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))
+        a.findings.append(_Finding("torch_delegation", found[0], lines[0] if lines else 0, found[1]))
+    _import_time_concurrency(a, runtime)
+    _reference_fallback(a, runtime, reference_ops)
+    _output_caching(a, runtime)
+    check_native(a, reference_ops, allowed)
+    return _summarize(a.findings)
+
+
+def _summarize(findings: List[_Finding]) -> List[dict]:
+    out = []
+    rank = {"fail": 2, "warn": 1, "pass": 0}
+    for check in CHECKS:
+        mine = [f for f in findings if f.check == check]
+        if not mine:
+            out.append({"name": f"static.{check}", "verdict": "pass", "message": "nothing found"})
+            continue
+        mine.sort(key=lambda f: (-rank[f.verdict], f.line))
+        verdict = mine[0].verdict
+        shown = "; ".join(f"line {f.line}: {f.message}" for f in mine[:4])
+        more = f" (and {len(mine) - 4} more)" if len(mine) > 4 else ""
+        out.append({"name": f"static.{check}", "verdict": verdict, "message": shown + more,
+                    "lines": sorted({f.line for f in mine})})
+    return out

@@ -1,0 +1,87 @@
+"""Calibration, precision audit, speed of light and the judging of runtime facts."""
+
+import torch
+import torch.nn as nn
+
+from kforge_worker import calibration, ops, precision, reference_checks, sol
+
+
+class Tiny(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) * 1e-5
+
+
+class Ones(nn.Module):
+    def forward(self, x):
+        return (x * 0).sum(1) + 1
+
+
+def _forward(model):
+    def f(inputs):
+        with torch.no_grad():
+            return model(*inputs)
+    return f
+
+
+def test_zeros_pass_tiny_outputs_and_the_check_is_tightened():
+    m = Tiny()
+    report = calibration.calibrate(m, lambda: [torch.randn(16, 32)], 3, "cpu", _forward(m))
+    assert "zeros" in report["passing"] and report["tightened"] and not report["degenerate"]
+    assert "zeros" not in report["still_passing"]
+    assert calibration.scaled_check(torch.tanh(torch.ones(4)) * 1e-5, torch.zeros(4)) is not None
+
+
+def test_input_independent_reference_is_degenerate():
+    m = Ones()
+    report = calibration.calibrate(m, lambda: [torch.randn(8, 4)], 3, "cpu", _forward(m))
+    assert report["degenerate"] and not report["tightened"]
+
+
+def test_precision_audit_floor_keeps_exact_ops_and_flags_bf16():
+    x = torch.randn(1000)
+    ref = torch.relu(x)
+    r64 = [torch.relu(x.double())]
+    assert precision.audit(ref, ref.clone(), r64, "strict")["verdict"] == "pass"
+    low = torch.relu(x.bfloat16()).float()
+    assert precision.audit(ref, low, r64, "strict")["verdict"] == "fail"
+    assert precision.audit(ref, low, r64, "relaxed")["verdict"] == "warn"
+
+
+def test_speed_of_light_uses_the_working_set_level():
+    peaks = {"flops": {"float32": 1e11}, "bandwidth": [{"working_set_bytes": 1 << 20, "bytes_per_s": 2e11},
+                                                       {"working_set_bytes": 1 << 30, "bytes_per_s": 1e10}]}
+    small = sol.speed_of_light(0, 1 << 19, torch.float32, peaks)
+    big = sol.speed_of_light(2 * 10**9, 1 << 25, torch.float32, peaks)
+    assert small["bandwidth_bytes_per_s"] == 2e11 and small["bound"] == "memory"
+    assert big["bound"] == "compute" and abs(big["sol_ms"] - 20.0) < 1e-9
+
+
+def test_flops_of_a_matmul():
+    m = nn.Linear(64, 32, bias=False)
+    assert sol.count_flops(m, [torch.randn(8, 64)]) == 2 * 8 * 64 * 32
+
+
+def test_delegation_rules():
+    assert ops.delegation({"matmul", "relu"}, {"matmul"}, {"matmul"}) is None
+    assert ops.delegation({"matmul"}, {"matmul"}, {"matmul"})[0] == "fail"  # the whole thing, allowed or not
+    assert ops.delegation({"add", "mul"}, {"add", "mul"}, set())[0] == "warn"  # arithmetic only
+    assert ops.canonical("_softmax") == "softmax" and ops.canonical("relu_") == "relu"
+
+
+def test_runtime_facts_are_judged_against_the_reference():
+    facts = {"events": [["file_io", "open('/etc/hostname')"]], "tampered": [], "new_threads": [], "children": [],
+             "plain_tensors": False, "output_types": ["x.Lazy"], "deferred": True, "aliases_inputs": [True],
+             "aten_ops": ["mm", "zero_"], "ops_recorded": True}
+    names = {f["name"] for f in reference_checks.judge_run(facts, {"plain_tensors": True, "aliases_inputs": False},
+                                                           {"matmul"}, set())}
+    assert names == {"file_io", "output_type", "deferred_output", "output_aliasing", "torch_delegation"}
+    ref_aliases = {f["name"] for f in reference_checks.judge_run(dict(facts, events=[]),
+                                                                 {"plain_tensors": True, "aliases_inputs": True},
+                                                                 set(), set())}
+    assert "output_aliasing" not in ref_aliases
+
+
+def test_identical_outputs_for_different_inputs():
+    ind = reference_checks.Independence()
+    assert ind.add(0, torch.ones(3), torch.zeros(3)) is None
+    assert ind.add(1, torch.ones(3) * 2, torch.zeros(3))["name"] == "input_independent"

@@ -1,0 +1,132 @@
+import textwrap
+
+from kforge_worker import static_checks
+
+REF = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.linear = nn.Linear(n, n)
+
+        def forward(self, x):
+            return torch.softmax(self.linear(x), dim=1)
+""")
+ALLOWED = ["matmul", "linear"]
+
+
+def verdicts(source, ref=REF):
+    return {c["name"]: c["verdict"] for c in static_checks.run(textwrap.dedent(source), ref, ALLOWED)}
+
+
+def test_reference_computations_include_modules_called_in_forward():
+    assert static_checks.reference_computations(REF) == {"matmul", "softmax"}
+
+
+def test_aliased_delegation_is_resolved():
+    v = verdicts("""
+        import torch.nn.functional as Fn
+        from torch import nn
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return Fn.softmax(x @ x, dim=1)
+    """)
+    assert v["static.torch_delegation"] == "fail"
+
+
+def test_library_gemm_with_own_epilogue_is_allowed():
+    v = verdicts("""
+        import torch
+        from kforge_worker import native
+        _lib = native.load("extern \\"C\\" void softmax(float* y) {}", {"softmax": [native.PTR]})
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                y = torch.mm(x, x)
+                _lib.softmax(native.ptr(y))
+                return y
+    """)
+    assert v["static.torch_delegation"] == "pass"
+
+
+def test_exception_fallback_to_torch():
+    v = verdicts("""
+        import torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                try:
+                    return kernel(x)
+                except RuntimeError:
+                    return torch.softmax(x, 1)
+    """)
+    assert v["static.reference_fallback"] == "fail"
+
+
+def test_patching_the_clock_and_caching_on_data_ptr():
+    v = verdicts("""
+        import time
+        import torch
+        time.perf_counter = lambda: 0.0
+        class ModelNew(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.memo = {}
+            def forward(self, x):
+                key = x.data_ptr()
+                if key in self.memo:
+                    return self.memo[key]
+                self.memo[key] = out = x * 2
+                return out
+    """)
+    assert v["static.monkey_patching"] == "fail"
+    assert v["static.output_caching"] == "fail"
+
+
+def test_threads_fail_in_forward_but_warn_at_import():
+    in_forward = verdicts("""
+        import threading, torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                threading.Thread(target=print).start()
+                return x
+    """)
+    at_import = verdicts("""
+        import threading, torch
+        threading.Thread(target=print).start()
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    assert in_forward["static.concurrency"] == "fail"
+    assert at_import["static.concurrency"] == "warn"
+
+
+def test_compiled_source_calls_are_tokenized_not_grepped():
+    calls = static_checks.cpp_calls('// fopen(x) in a comment\nconst char* s = "system(1)";\nFILE* f = fopen(p, "r");')
+    assert ("", "fopen") in calls and ("", "system") not in calls
+    v = verdicts('''
+        import torch
+        SRC = r"""
+        #include <cstdio>
+        #include <torch/extension.h>
+        extern "C" void k(float* y) { FILE* f = fopen("/tmp/answers", "r"); }
+        torch::Tensor f(torch::Tensor x) { return at::softmax(x, 1); }
+        """
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    ''')
+    assert v["static.file_io"] == "fail"
+    assert v["static.torch_delegation"] == "fail"
+
+
+def test_assembled_names_only_warn():
+    v = verdicts("""
+        import torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return getattr(torch, "soft" + "max")(x, 1)
+    """)
+    assert v["static.dynamic_code"] == "warn"
+    assert v["static.torch_delegation"] == "pass"  # left to the runtime check
