@@ -11,9 +11,11 @@ _KINDS = [
     ("out_of_memory", ("CUDA out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation")),
     ("illegal_memory_access", ("illegal memory access", "CUDA_ERROR_ILLEGAL_ADDRESS", "misaligned address",
                                "CUDA_ERROR_MISALIGNED_ADDRESS")),
-    ("device_assert", ("device-side assert", "CUDA_ERROR_ASSERT")),
     ("kernel_fault", ("unspecified launch failure", "CUDA_ERROR_LAUNCH_FAILED", "illegal instruction",
                       "CUDA_ERROR_ILLEGAL_INSTRUCTION", "hardware stack error", "CUDA_ERROR_HARDWARE_STACK_ERROR")),
+    # torch appends "Compile with TORCH_USE_CUDA_DSA to enable device-side assertions" to every CUDA
+    # error, so only the assert's own wording identifies one.
+    ("device_assert", ("device-side assert triggered", "CUDA_ERROR_ASSERT")),
     ("launch_failure", ("too many resources requested for launch", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
                         "invalid configuration argument", "CUDA_ERROR_INVALID_VALUE", "no kernel image is available",
                         "CUDA_ERROR_NO_BINARY_FOR_GPU",

@@ -136,6 +136,8 @@ def test_arguments_are_checked_before_launch():
     ("CUDA out of memory. Tried to allocate 320.00 GiB", "out_of_memory"),
     ("CUDA error: device-side assert triggered", "device_assert"),
     ("CUDA error: misaligned address", "illegal_memory_access"),
+    ("CUDA error: unspecified launch failure\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+     "kernel_fault"),
 ])
 def test_gpu_errors_get_names(text, kind):
     assert gpu_errors.classify(RuntimeError(text)) == kind
@@ -238,6 +240,25 @@ def test_cuda_timer_reports_device_and_clocks():
     info = timer.info()
     assert info["timer"] == "cuda_events" and info["l2_flush_bytes"] >= 2 * info["l2_bytes"]
     assert "sm_clock_mhz" in timer.device_state() or "clocks_unavailable" in info
+
+
+@needs_gpu
+def test_cuda_timer_counts_work_left_on_other_streams():
+    from kforge_worker.cuda_timing import CudaTimer
+
+    timer = CudaTimer("cuda")
+    side = torch.cuda.Stream()
+
+    def escape():
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(1_000_000)  # about 0.5 ms at 2 GHz, none of it on the timed stream
+
+    times = timer.measure(escape, 3)
+    assert min(times) > 0.3, times
+    assert timer.device_state()["escaped_reps"] == 3
+    honest = timer.measure(lambda: torch.cuda._sleep(200_000), 5)
+    assert timer.device_state()["escaped_reps"] == 3, honest
 
 
 def _device_arch() -> str:

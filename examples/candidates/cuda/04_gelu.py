@@ -1,0 +1,42 @@
+import torch
+import torch.nn as nn
+
+from kforge_worker import cuda
+
+# Exact (erf) GELU, memory-bound: one 16-byte load and store per thread per step (float4), grid-stride
+# loop over a few waves of blocks; the last n % 4 elements go through the scalar loop.
+SRC = r"""
+__device__ __forceinline__ float gelu1(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
+
+extern "C" __global__ void __launch_bounds__(256) gelu(const float* __restrict__ x, float* __restrict__ y,
+                                                       long long n) {
+    const long long n4 = n / 4, stride = (long long)gridDim.x * blockDim.x;
+    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    float4* y4 = reinterpret_cast<float4*>(y);
+    for (long long i = tid; i < n4; i += stride) {
+        float4 v = x4[i];
+        v.x = gelu1(v.x); v.y = gelu1(v.y);
+        v.z = gelu1(v.z); v.w = gelu1(v.w);
+        y4[i] = v;
+    }
+    for (long long i = n4 * 4 + tid; i < n; i += stride) y[i] = gelu1(x[i]);
+}
+"""
+_mod = cuda.compile(SRC)
+
+
+def _blocks(n: int) -> int:
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return max(1, min((n // 4 + 255) // 256, sms * 8))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        if x.data_ptr() % 16:
+            x = x.clone()  # float4 access needs 16-byte alignment
+        out = torch.empty_like(x)
+        n = x.numel()
+        _mod.gelu(grid=_blocks(n), block=256, args=(x, out, n))
+        return out

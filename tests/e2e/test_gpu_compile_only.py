@@ -1,0 +1,63 @@
+"""`kforge eval --compile-only` for the GPU targets, on a machine without a GPU (CI): every bundled
+cuda candidate builds (NVRTC, sm_90a), build failures come back as compile_error with the compiler's
+lines, and Triton candidates are checked for correctness in Triton's interpreter on the CPU."""
+
+import pytest
+
+from conftest import ROOT, candidate
+
+PROBLEMS = ROOT / "examples" / "problems"
+CUDA = sorted((ROOT / "examples" / "candidates" / "cuda").glob("*.py"))
+# The interpreter runs kernels in NumPy: the quicker candidates, each a different kind of kernel.
+TRITON = ["01_relu", "05_matmul", "07_layernorm", "14_mean_std_tuple"]
+
+
+@pytest.mark.parametrize("cand", CUDA, ids=[c.stem for c in CUDA])
+def test_cuda_candidate_compiles(kforge, cand):
+    proc, result = kforge.eval(PROBLEMS / cand.name, cand, "--target", "cuda", "--compile-only")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert result["status"] == "compiled" and result["compile_only"] == "build"
+    events = result["build"]["events"]
+    assert events and all(e["path"] == "cuda-nvrtc" and e["arch"] == "sm_90a" for e in events)
+
+
+def test_cuda_example_compiles_and_caches(kforge):
+    folder = ROOT / "targets" / "cuda"
+    for hit in (False, True):  # the second evaluation (a new process) finds the cubin on disk
+        proc, result = kforge.eval(folder / "example_reference.py", folder / "example_candidate.py", "--target",
+                                   "cuda", "--compile-only")
+        assert result["status"] == "compiled", proc.stdout + proc.stderr
+        if hit:
+            assert [e["cache_hit"] for e in result["build"]["events"]] == [True]
+
+
+def test_cuda_compile_error_is_reported_with_the_nvrtc_line(kforge):
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("cuda_compile_error"), "--target", "cuda",
+                               "--compile-only")
+    assert proc.returncode == 1
+    assert result["status"] == "compile_error"
+    assert 'kernel.cu(4): error: identifier "undeclared_zero" is undefined' in result["error"]["log"]
+
+
+def test_arch_is_configurable(kforge):
+    kforge.env["KFORGE_CUDA_ARCH"] = "sm_80"
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", ROOT / "examples" / "candidates" / "cuda" / "01_relu.py",
+                               "--target", "cuda", "--compile-only")
+    assert result["status"] == "compiled", proc.stdout + proc.stderr
+    assert result["build"]["events"][0]["arch"] == "sm_80"
+
+
+@pytest.mark.parametrize("name", TRITON)
+def test_triton_candidate_is_correct_in_the_interpreter(kforge, name):
+    cand = ROOT / "examples" / "candidates" / "triton" / f"{name}.py"
+    proc, result = kforge.eval(PROBLEMS / f"{name}.py", cand, "--target", "triton", "--compile-only", "--trials", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert result["status"] == "correct" and result["compile_only"] == "triton_interpreter"
+    assert result["device"] == "cpu" and "timing" not in result
+
+
+def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("triton_wrong"), "--target", "triton",
+                               "--compile-only", "--trials", "1")
+    assert proc.returncode == 1
+    assert result["status"] == "incorrect"
