@@ -14,7 +14,7 @@ echo "== C++ unit tests (ctest)"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" || status=1
 
 echo "== Python: worker unit tests and end-to-end tests (pytest)"
-.venv/bin/python -m pytest -q -n "$jobs" -p no:cacheprovider --durations=15\
+.venv/bin/python -m pytest -q -rs -n "$jobs" -p no:cacheprovider --durations=15 \
   worker/tests tests || status=1
 
 echo "== all tests finished in $(( $(date +%s) - start )) s, status $status"
