@@ -19,6 +19,8 @@
 #include "util/errors.h"
 #include "util/paths.h"
 #include "util/subprocess.h"
+#include "eval/overrides.h"
+#include "util/files.h"
 
 namespace kforge {
 
@@ -36,17 +38,6 @@ struct EvalArgs {
   std::optional<std::uint64_t> seed;
 };
 
-std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
-  std::map<std::string, std::string> out;
-  for (const auto& s : sets) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(fmt::format("--set expects NAME=VALUE, got '{}'", s));
-    out[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  return out;
-}
-
 void print_progress(const std::string& phase, void* user) {
   if (*static_cast<bool*>(user)) fmt::print(stderr, "\r\033[K[eval] {}", phase);
   else spdlog::info("eval: {}", phase);
@@ -63,7 +54,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   if (!fs::is_regular_file(opt.candidate)) throw InputError(fmt::format("candidate file not found: {}", a.candidate));
   opt.target = registry.get(a.target);
   opt.device = a.device.empty() ? opt.target.device : a.device;
-  opt.overrides = parse_sets(a.sets);
+  opt.overrides = parse_overrides(a.sets);
   opt.shapes = a.shapes;
   opt.trials = a.trials;
   opt.reps = a.reps;
@@ -87,12 +78,9 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   EvalResult result = evaluate(opt, print_progress, &tty);
   if (tty) fmt::print(stderr, "\r\033[K");
 
-  std::ifstream in(opt.candidate);
-  std::stringstream source;
-  source << in.rdbuf();
   fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
   Store store(db);
-  std::int64_t id = store.add_evaluation(result.doc, source.str());
+  std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
   result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
 
   if (!a.json_path.empty()) {

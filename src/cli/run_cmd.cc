@@ -27,6 +27,8 @@
 #include "util/errors.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/files.h"
+#include "eval/overrides.h"
 
 namespace kforge {
 
@@ -45,23 +47,6 @@ struct RunArgs {
   std::int64_t resume = 0;
   std::string record, db;
 };
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
-  std::map<std::string, std::string> out;
-  for (const auto& s : sets) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--set expects NAME=VALUE, got '{}'", s));
-    out[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  return out;
-}
 
 // Writes best.py (standalone), summary.json and report.md; returns the summary.
 json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptions& opt,
@@ -113,7 +98,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
       opt.transfer_from = fs::absolute(opt.transfer_from).lexically_normal().string();
     }
     registry.get(opt.target);  // an unknown target fails before a run is created
-    opt.overrides = parse_sets(a.sets);
+    opt.overrides = parse_overrides(a.sets);
     opt.compile_baseline = !a.no_compile_baseline;
     opt.sandbox = !a.no_sandbox;
     opt.temperature = a.temperature;

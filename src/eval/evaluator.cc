@@ -19,6 +19,7 @@
 #include "util/errors.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/files.h"
 
 namespace kforge {
 
@@ -28,13 +29,6 @@ using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int available_cpus() {
   cpu_set_t set;

@@ -20,6 +20,7 @@
 #include "llm/errors.h"
 #include "loop/speed_compare.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace kforge::loop {
 
@@ -39,14 +40,6 @@ constexpr std::size_t kHistoryKept = 8;  // feedback lines carried into later pr
 struct RunStopped {
   std::string status, reason, message;
 };
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string fmt2(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string(); }
 

@@ -10,20 +10,13 @@
 #include <fmt/format.h>
 
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace kforge::loop {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The helper's source as the body of a """...""" literal.
 std::string python_string_body(const std::string& source) {

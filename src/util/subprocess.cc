@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "util/environment.h"
 #include "util/errors.h"
 
 namespace kforge {
@@ -358,15 +359,7 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
                           const std::map<std::string, std::string>* env) {
   SpawnOptions options;
   options.argv = argv;
-  if (env) {
-    options.env = *env;
-  } else {
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) options.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-  }
+  options.env = env ? *env : current_environment();
   options.log_cap_bytes = 4u << 20;
   CommandResult result;
   std::unique_ptr<Subprocess> p;
