@@ -35,8 +35,8 @@ def err(doc):
 
 def sweep(docs, out, rows):
     out.append("## Problems at GPU sizes (bench/gpu_sizes.toml)\n")
-    out.append("| problem | target | status | candidate ms | eager ms | torch.compile ms | vs eager | vs compile | trials | SM MHz | error |")
-    out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    out.append("| problem | target | status | candidate ms | eager ms | torch.compile ms | vs eager | vs compile | cand. % of SOL | eager % of SOL | bound | trials | SM MHz | error |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, d in docs.items():
         if not name.startswith("sweep-") or not d:
             continue
@@ -45,13 +45,17 @@ def sweep(docs, out, rows):
         clocks = d.get("timing", {}).get("device_state", {}).get("sm_clock_mhz", {})
         sm = f"{clocks.get('min', '?'):.0f}-{clocks.get('max', '?'):.0f}" if clocks else "n/a"
         kind, msg = err(d)
+        sol = d.get("sol") or {}
         row = {"problem": problem, "target": target, "status": d.get("status"), "candidate_ms": med(d, "candidate"),
                "eager_ms": med(d, "eager"), "compile_ms": med(d, "compile"), "speedup_vs_eager": d.get("speedup_vs_eager"),
-               "speedup_vs_compile": d.get("speedup_vs_compile"), "trials": c.get("trials_passed"), "error": msg}
+               "speedup_vs_compile": d.get("speedup_vs_compile"), "trials": c.get("trials_passed"), "error": msg,
+               "candidate_pct_of_sol": sol.get("candidate_pct_of_sol"), "eager_pct_of_sol": sol.get("eager_pct_of_sol"),
+               "bound": sol.get("bound")}
         rows.append(row)
         out.append(f"| {problem} | {target} | {row['status']} | {fmt(row['candidate_ms'])} | {fmt(row['eager_ms'])} | "
                    f"{fmt(row['compile_ms'])} | {fmt(row['speedup_vs_eager'], '.2f', 'x')} | "
-                   f"{fmt(row['speedup_vs_compile'], '.2f', 'x')} | {row['trials']}/{c.get('trials')} | {sm} | {kind} {msg[:60]} |")
+                   f"{fmt(row['speedup_vs_compile'], '.2f', 'x')} | {fmt(row['candidate_pct_of_sol'], '.1f', '%')} | "
+                   f"{fmt(row['eager_pct_of_sol'], '.1f', '%')} | {row['bound'] or 'n/a'} | {row['trials']}/{c.get('trials')} | {sm} | {kind} {msg[:60]} |")
     ok = {(r["problem"], r["target"]) for r in rows if r["status"] == "correct"}
     both = {p for p, t in ok if (p, "cuda") in ok and (p, "triton") in ok}
     out.append(f"\nproblems with both a correct cuda and a correct triton candidate: {len(both)} (goal: >= 10)\n")

@@ -1,6 +1,7 @@
 """Timing fidelity: Nsight Compute's kernel durations for one candidate, to compare with kforge.
 
     python bench/ncu_candidate.py measure PROBLEM CANDIDATE [--set N=V ...] [--reps 20] [--ncu ncu]
+    python bench/ncu_candidate.py run PROBLEM CANDIDATE [--reference] ...   (the process ncu profiles)
 
 runs ``ncu --clock-control none --metrics gpu__time_duration.sum`` over this same script in ``run``
 mode, which builds the candidate on the problem's inputs, warms it up, and calls its forward
@@ -32,8 +33,11 @@ def run(args) -> None:
     prob = problem.load_problem(args.problem, overrides)
     init = prob.get_init_inputs()
     model = prob.Model(*init).cuda().eval()
-    cand = problem.load_module(args.candidate, "kforge_candidate").ModelNew(*init)
-    if isinstance(cand, torch.nn.Module):
+    if args.reference:  # profile the problem's own Model (the candidate argument is ignored)
+        cand = model
+    else:
+        cand = problem.load_module(args.candidate, "kforge_candidate").ModelNew(*init)
+    if isinstance(cand, torch.nn.Module) and cand is not model:
         cand = cand.cuda().eval()
         ref_state = model.state_dict()
         with torch.no_grad():
@@ -81,6 +85,7 @@ def main() -> None:
     parser.add_argument("candidate")
     parser.add_argument("--set", action="append", default=[])
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--reference", action="store_true", help="run the problem's Model instead of the candidate")
     parser.add_argument("--ncu", default=os.environ.get("NCU", "ncu"))
     args = parser.parse_args()
     run(args) if args.mode == "run" else measure(args)

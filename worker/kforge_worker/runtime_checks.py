@@ -242,8 +242,9 @@ class Watch:
                     outputs = model(*inputs)
         finally:
             events = self._end()
-        if str(getattr(inputs[0], "device", "cpu")).startswith("cuda") if inputs else False:
-            torch.cuda.synchronize()
+        # No device-wide synchronize before the snapshot: it is copied on the current stream, in the
+        # order a caller would read the outputs, so work left on a side stream the current stream never
+        # waited for shows up as unfinished outputs (and as outputs that change afterwards).
         facts, snapshots = forward_facts(outputs, inputs, events, threads_before, children_before, ops, record_ops,
                                          self._tampered())
         return outputs, facts, rebuild(outputs, iter(snapshots))
@@ -275,6 +276,8 @@ def forward_facts(outputs, inputs, events, threads_before, children_before, ops,
             aliases.append(False)
     # Work left running after the call returned shows up as outputs that keep changing.
     time.sleep(0.02)
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()  # now every stream's work is done: the final state of the outputs
     deferred = False
     for t, snap in zip(leaves, snapshots):
         try:
