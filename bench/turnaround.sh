@@ -59,7 +59,8 @@ KFORGE_CACHE_DIR=$work/peaks-cache evaluate peaks none examples/problems/01_relu
 for p in $candidates; do
   for i in $(seq 1 "$runs"); do
     cache=$work/cache-$p-$i
-    mkdir -p "$cache" && cp -r "$work/peaks-cache/peaks" "$cache/"
+    mkdir -p "$cache"
+    if [ -d "$work/peaks-cache/peaks" ]; then cp -r "$work/peaks-cache/peaks" "$cache/"; fi
     KFORGE_CACHE_DIR=$cache evaluate "$p-cold-$i" cold "examples/problems/$p.py" "examples/candidates/$target/$p.py"
     echo "  $p cold $i done"
   done
