@@ -54,7 +54,9 @@ class Evaluation {
   bool load_candidate(const json& problem_reply);
   PendingRequest send_load_candidate(const json& problem_reply);
   bool finish_load_candidate(const WorkerReply& reply);
-  bool run_trials(const std::string& tag, int trials, bool main_shape);
+  PendingRequest send_make_trial(const std::string& tag, int trial, bool main_shape);
+  bool run_trials(const std::string& tag, int trials, bool main_shape,
+                  std::optional<PendingRequest> first_draw = std::nullopt);
   bool time_candidate();
   void check_shape_variants(const json& variants);
 
@@ -227,12 +229,16 @@ bool Evaluation::finish_load_candidate(const WorkerReply& r) {
 // Pipelined: while the candidate runs trial t, the reference draws trial t+1; while the reference
 // checks trial t, the candidate runs trial t+1. Results are judged in trial order, and the first
 // failure ends the loop (a run still in flight is abandoned with the process).
-bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape) {
-  auto make_trial = [&](int t) {
-    return ref_->send("make_trial",
-                      {{"trial", t}, {"seed", seed_}, {"tag", tag}, {"check_determinism", main_shape && t == 0}},
-                      Seconds(opt_.reference_timeout_s));
-  };
+PendingRequest Evaluation::send_make_trial(const std::string& tag, int trial, bool main_shape) {
+  return ref_->send("make_trial",
+                    {{"trial", trial}, {"seed", seed_}, {"tag", tag}, {"check_determinism", main_shape && trial == 0}},
+                    Seconds(opt_.reference_timeout_s));
+}
+
+// `first_draw`: trial 0, already asked of the reference (while the candidate was still loading).
+bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape,
+                            std::optional<PendingRequest> first_draw) {
+  auto make_trial = [&](int t) { return send_make_trial(tag, t, main_shape); };
   auto outputs_path = [&](int t) { return dirs_.candidate / fmt::format("outputs_{}_{}.pt", tag, t); };
   auto run_trial = [&](int t, const WorkerReply& made) {
     return cand_->send("run", {{"inputs", made.body["inputs"]}, {"outputs", outputs_path(t).string()}},
@@ -240,7 +246,7 @@ bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape)
   };
   if (trials <= 0) return true;
   phase(fmt::format("{} trial 1/{}", tag, trials));
-  WorkerReply made = ref_->wait(make_trial(0));
+  WorkerReply made = ref_->wait(first_draw ? *first_draw : make_trial(0));
   if (made.kind != WorkerReply::kOk) {
     fail_from_reference(made, "running trial 0");
     return false;
@@ -768,18 +774,21 @@ EvalResult Evaluation::run() {
     doc_["env"]["torch"] = problem_reply.value("torch", "");
     main_trials_ = opt_.trials;
     bool candidate_loaded = false;
+    std::optional<PendingRequest> first_draw;
     if (static_check()) {
       // The two workers overlap: the candidate builds while the reference calibrates.
       PendingRequest loading = send_load_candidate(problem_reply);
       bool calibrated = calibrate();
       lap("screen_candidate");
+      // Trial 0 is drawn while the candidate may still be building.
+      if (calibrated) first_draw = send_make_trial("main", 0, true);
       phase("compiling and loading candidate");
       candidate_loaded = calibrated && finish_load_candidate(cand_->wait(loading));
     } else {
       lap("screen_candidate");
     }
     lap("load_candidate");
-    if (candidate_loaded && run_trials("main", main_trials_, true)) {
+    if (candidate_loaded && run_trials("main", main_trials_, true, first_draw)) {
       lap("correctness_trials");
       correctness_["shapes_checked"] = json::array({{{"tag", "main"}, {"globals", problem_reply["globals"]}}});
       bool timed_ok = !opt_.timing || time_candidate();
