@@ -52,12 +52,17 @@ class Evaluation {
   void compile_candidate_only();
   bool load_problem(const json& overrides, const std::string& tag, json* reply);
   bool load_candidate(const json& problem_reply);
-  bool run_trials(const std::string& tag, int trials, bool main_shape);
+  PendingRequest send_load_candidate(const json& problem_reply);
+  bool finish_load_candidate(const WorkerReply& reply);
+  PendingRequest send_make_trial(const std::string& tag, int trial, bool main_shape);
+  bool run_trials(const std::string& tag, int trials, bool main_shape,
+                  std::optional<PendingRequest> first_draw = std::nullopt);
   bool time_candidate();
   void check_shape_variants(const json& variants);
 
   // Guards against cheating (docs/checks.md); each returns false once the candidate is rejected.
-  bool screen_candidate();
+  bool static_check();
+  bool calibrate();
   bool apply_findings(const json& check_reply);
   bool rotate_timing_inputs();
   bool verify_timed_outputs(int trial);
@@ -192,6 +197,10 @@ bool Evaluation::load_problem(const json& overrides, const std::string& tag, jso
 }
 
 bool Evaluation::load_candidate(const json& problem_reply) {
+  return finish_load_candidate(cand_->wait(send_load_candidate(problem_reply)));
+}
+
+PendingRequest Evaluation::send_load_candidate(const json& problem_reply) {
   json args = {{"candidate", (dirs_.candidate / opt_.candidate.filename()).string()},
                {"init_inputs", problem_reply["init_inputs"]},
                {"state", problem_reply["state"]},
@@ -199,7 +208,10 @@ bool Evaluation::load_candidate(const json& problem_reply) {
                {"device", opt_.device},
                {"threads", threads_},
                {"precision", opt_.precision}};
-  WorkerReply r = cand_->request("load_candidate", args, Seconds(opt_.target.compile_timeout_s));
+  return cand_->send("load_candidate", args, Seconds(opt_.target.compile_timeout_s));
+}
+
+bool Evaluation::finish_load_candidate(const WorkerReply& r) {
   if (r.kind != WorkerReply::kOk) {
     fail_from_candidate(r, "loading (compiling) the candidate");
     return false;
@@ -214,33 +226,57 @@ bool Evaluation::load_candidate(const json& problem_reply) {
   return true;
 }
 
-bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape) {
+// Pipelined: while the candidate runs trial t, the reference draws trial t+1; while the reference
+// checks trial t, the candidate runs trial t+1. Results are judged in trial order, and the first
+// failure ends the loop (a run still in flight is abandoned with the process).
+PendingRequest Evaluation::send_make_trial(const std::string& tag, int trial, bool main_shape) {
+  return ref_->send("make_trial",
+                    {{"trial", trial}, {"seed", seed_}, {"tag", tag}, {"check_determinism", main_shape && trial == 0}},
+                    Seconds(opt_.reference_timeout_s));
+}
+
+// `first_draw`: trial 0, already asked of the reference (while the candidate was still loading).
+bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape,
+                            std::optional<PendingRequest> first_draw) {
+  auto make_trial = [&](int t) { return send_make_trial(tag, t, main_shape); };
+  auto outputs_path = [&](int t) { return dirs_.candidate / fmt::format("outputs_{}_{}.pt", tag, t); };
+  auto run_trial = [&](int t, const WorkerReply& made) {
+    return cand_->send("run", {{"inputs", made.body["inputs"]}, {"outputs", outputs_path(t).string()}},
+                       Seconds(opt_.timeout_s));
+  };
+  if (trials <= 0) return true;
+  phase(fmt::format("{} trial 1/{}", tag, trials));
+  WorkerReply made = ref_->wait(first_draw ? *first_draw : make_trial(0));
+  if (made.kind != WorkerReply::kOk) {
+    fail_from_reference(made, "running trial 0");
+    return false;
+  }
+  if (main_shape) {
+    correctness_["output"] = made.body["outputs"];
+    doc_["problem_bytes"] = {{"inputs", made.body["input_bytes"]}, {"outputs", made.body["output_bytes"]}};
+  }
+  PendingRequest running = run_trial(0, made);
   for (int t = 0; t < trials; ++t) {
-    phase(fmt::format("{} trial {}/{}", tag, t + 1, trials));
-    WorkerReply made = ref_->request(
-        "make_trial", {{"trial", t}, {"seed", seed_}, {"tag", tag}, {"check_determinism", main_shape && t == 0}},
-        Seconds(opt_.reference_timeout_s));
-    if (made.kind != WorkerReply::kOk) {
-      fail_from_reference(made, fmt::format("running trial {}", t));
-      return false;
-    }
-    if (main_shape && t == 0) {
-      correctness_["output"] = made.body["outputs"];
-      doc_["problem_bytes"] = {{"inputs", made.body["input_bytes"]}, {"outputs", made.body["output_bytes"]}};
-    }
-    fs::path out = dirs_.candidate / fmt::format("outputs_{}_{}.pt", tag, t);
-    WorkerReply ran =
-        cand_->request("run", {{"inputs", made.body["inputs"]}, {"outputs", out.string()}}, Seconds(opt_.timeout_s));
+    if (t > 0) phase(fmt::format("{} trial {}/{}", tag, t + 1, trials));
+    const bool last = t + 1 == trials;
+    std::optional<PendingRequest> making;
+    if (!last) making = make_trial(t + 1);
+    WorkerReply ran = cand_->wait(running);
     if (ran.kind != WorkerReply::kOk) {
       fail_from_candidate(ran, fmt::format("trial {}", t));
       return false;
     }
     ++trials_run_;
-    WorkerReply checked =
-        ref_->request("check",
-                      {{"trial", t}, {"candidate_outputs", out.string()},
-                       {"import_facts", main_shape && t == 0 ? import_facts_ : json(nullptr)}},
-                      Seconds(opt_.reference_timeout_s));
+    PendingRequest checking = ref_->send(
+        "check",
+        {{"trial", t}, {"candidate_outputs", outputs_path(t).string()},
+         {"import_facts", main_shape && t == 0 ? import_facts_ : json(nullptr)}},
+        Seconds(opt_.reference_timeout_s));
+    if (making) {
+      made = ref_->wait(*making);  // the reference answers in order: this reply comes before the check's
+      if (made.kind == WorkerReply::kOk) running = run_trial(t + 1, made);
+    }
+    WorkerReply checked = ref_->wait(checking);
     if (checked.kind != WorkerReply::kOk) {
       // The reference could not even read what the candidate wrote: that is the candidate's fault.
       std::string msg =
@@ -278,6 +314,10 @@ bool Evaluation::run_trials(const std::string& tag, int trials, bool main_shape)
     max_abs_ = std::max(max_abs_, stats.value("max_abs_error", 0.0));
     max_rel_ = std::max(max_rel_, stats.value("max_rel_error", 0.0));
     if (main_shape && t == 0) correctness_["tolerances"] = stats.value("tolerances", json::object());
+    if (making && made.kind != WorkerReply::kOk) {
+      fail_from_reference(made, fmt::format("running trial {}", t + 1));
+      return false;
+    }
   }
   return true;
 }
@@ -414,9 +454,9 @@ void Evaluation::compile_candidate_only() {
   doc_["notes"].push_back("compile-only: the kernels were built; nothing was launched or checked");
 }
 
-// Static checks on the candidate's source (in the reference process, which never runs it) and
-// null-kernel calibration of the problem's check; both before any candidate code runs.
-bool Evaluation::screen_candidate() {
+// Static checks on the candidate's source, in the reference process (which never runs it), before
+// any candidate code runs.
+bool Evaluation::static_check() {
   phase("static checks");
   json args = {{"candidate", (dirs_.candidate / opt_.candidate.filename()).string()},
                {"problem", fs::absolute(opt_.problem).string()},
@@ -430,6 +470,12 @@ bool Evaluation::screen_candidate() {
   // A static failure rejects a candidate that would otherwise pass; it still runs (sandboxed), so the
   // runtime checks can name what it actually does.
   if (auto f = first_failure(st.body.value("checks", json::array()))) static_failure_ = *f;
+  return true;
+}
+
+// Null-kernel calibration of the problem's check, in the reference process: nothing the candidate
+// does can reach it, so it runs while the candidate process imports and builds the candidate.
+bool Evaluation::calibrate() {
   phase("calibrating the check with null kernels");
   WorkerReply cal = ref_->request("calibrate",
                                   {{"seed", seed_}, {"problem", fs::absolute(opt_.problem).string()},
@@ -727,12 +773,22 @@ EvalResult Evaluation::run() {
     doc_["globals"] = problem_reply["globals"];
     doc_["env"]["torch"] = problem_reply.value("torch", "");
     main_trials_ = opt_.trials;
-    bool screened = screen_candidate();
-    lap("screen_candidate");
-    phase("compiling and loading candidate");
-    bool candidate_loaded = screened && load_candidate(problem_reply);
+    bool candidate_loaded = false;
+    std::optional<PendingRequest> first_draw;
+    if (static_check()) {
+      // The two workers overlap: the candidate builds while the reference calibrates.
+      PendingRequest loading = send_load_candidate(problem_reply);
+      bool calibrated = calibrate();
+      lap("screen_candidate");
+      // Trial 0 is drawn while the candidate may still be building.
+      if (calibrated) first_draw = send_make_trial("main", 0, true);
+      phase("compiling and loading candidate");
+      candidate_loaded = calibrated && finish_load_candidate(cand_->wait(loading));
+    } else {
+      lap("screen_candidate");
+    }
     lap("load_candidate");
-    if (candidate_loaded && run_trials("main", main_trials_, true)) {
+    if (candidate_loaded && run_trials("main", main_trials_, true, first_draw)) {
       lap("correctness_trials");
       correctness_["shapes_checked"] = json::array({{{"tag", "main"}, {"globals", problem_reply["globals"]}}});
       bool timed_ok = !opt_.timing || time_candidate();

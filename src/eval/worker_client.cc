@@ -12,28 +12,40 @@ WorkerClient::WorkerClient(std::string role, std::unique_ptr<Subprocess> process
 
 WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
                                   std::chrono::duration<double> timeout) {
+  return wait(send(cmd, std::move(args), timeout));
+}
+
+PendingRequest WorkerClient::send(const std::string& cmd, nlohmann::json args, std::chrono::duration<double> timeout) {
+  PendingRequest pending;
+  pending.cmd = cmd;
+  pending.sent = Clock::now();
+  pending.deadline = pending.sent + std::chrono::duration_cast<Clock::duration>(timeout);
+  if (!alive_) return pending;
+  // Unpredictable ids: replies a candidate forged in advance never match a real request.
+  pending.id = (id_rng_() << 20) ^ next_id_++;
+  args["cmd"] = cmd;
+  args["id"] = pending.id;
+  process_->send_line(args.dump());
+  return pending;
+}
+
+WorkerReply WorkerClient::wait(const PendingRequest& pending) {
   WorkerReply reply;
   if (!alive_) {
     reply.kind = WorkerReply::kDied;
     reply.detail = fmt::format("the {} process is no longer running", role_);
     return reply;
   }
-  // Unpredictable ids: replies a candidate forged in advance never match a real request.
-  std::uint64_t id = (id_rng_() << 20) ^ next_id_++;
-  args["cmd"] = cmd;
-  args["id"] = id;
-  auto start = Clock::now();
-  auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout);
-  process_->send_line(args.dump());
   std::string line;
   for (;;) {
-    WaitOutcome outcome = process_->wait_line(deadline, &line);
-    reply.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    WaitOutcome outcome = process_->wait_line(pending.deadline, &line);
+    reply.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - pending.sent).count();
     if (outcome == WaitOutcome::kTimeout) {
       process_->kill_tree();
       alive_ = false;
       reply.kind = WorkerReply::kTimeout;
-      reply.detail = fmt::format("no answer to '{}' within {:.1f} s", cmd, timeout.count());
+      reply.detail = fmt::format("no answer to '{}' within {:.1f} s", pending.cmd,
+                                 std::chrono::duration<double>(pending.deadline - pending.sent).count());
       return reply;
     }
     if (outcome == WaitOutcome::kOutputFlood) {
@@ -48,7 +60,7 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
       process_->kill_tree();
       alive_ = false;
       reply.kind = WorkerReply::kDied;
-      reply.detail = fmt::format("the {} process ended during '{}' ({})", role_, cmd, process_->exit_status().describe());
+      reply.detail = fmt::format("the {} process ended during '{}' ({})", role_, pending.cmd, process_->exit_status().describe());
       return reply;
     }
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -60,10 +72,10 @@ WorkerReply WorkerClient::request(const std::string& cmd, nlohmann::json args,
       if (role_ == "candidate") continue;
       return reply;
     }
-    if (!parsed.contains("id") || parsed["id"] != id) continue;  // stale or forged: not ours
+    if (!parsed.contains("id") || parsed["id"] != pending.id) continue;  // stale or forged: not ours
     reply.body = parsed;
     reply.kind = parsed.value("ok", false) ? WorkerReply::kOk : WorkerReply::kError;
-    spdlog::debug("{} {}: {:.1f} ms", role_, cmd, reply.wall_ms);
+    spdlog::debug("{} {}: {:.1f} ms", role_, pending.cmd, reply.wall_ms);
     return reply;
   }
 }

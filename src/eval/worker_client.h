@@ -26,12 +26,24 @@ struct WorkerReply {
   std::string detail;       // human-readable explanation for the non-answer kinds
 };
 
+// A request sent to a worker and not yet answered.
+struct PendingRequest {
+  std::string cmd;
+  std::uint64_t id = 0;
+  std::chrono::steady_clock::time_point sent, deadline;
+};
+
 class WorkerClient {
  public:
   WorkerClient(std::string role, std::unique_ptr<Subprocess> process);
 
   // Sends {"cmd": cmd, ...args, "id": n} and waits up to `timeout` for the matching reply.
   WorkerReply request(const std::string& cmd, nlohmann::json args, std::chrono::duration<double> timeout);
+
+  // The two halves of request(), so that both workers can work at once: send to one, send to the
+  // other, then wait for each. A worker answers in order; wait for one request before the next.
+  PendingRequest send(const std::string& cmd, nlohmann::json args, std::chrono::duration<double> timeout);
+  WorkerReply wait(const PendingRequest& pending);
 
   void shutdown();  // kills the worker's whole tree
   const std::string& role() const { return role_; }

@@ -49,8 +49,10 @@ std::vector<std::string> sandboxed_command(const std::string& bwrap, const Sandb
     }
   for (const auto& file : policy.hidden_files)
     if (fs::exists(file)) mount("--ro-bind", "/dev/null", file);
+  // Bound where they really are: bwrap cannot mount onto a symlink (a virtualenv linked from
+  // elsewhere), and the link itself stays visible through the root's bind.
   for (const auto& dir : policy.read_only)
-    if (fs::exists(dir)) mount("--ro-bind", fs::absolute(dir).string(), dir);
+    if (fs::exists(dir)) mount("--ro-bind", fs::canonical(dir).string(), fs::canonical(dir));
   for (const auto& dir : policy.writable)
     if (fs::exists(dir)) mount("--bind", fs::absolute(dir).string(), dir);
   argv.push_back("--");

@@ -16,7 +16,7 @@ import os
 import torch
 
 from kforge_worker import calibration, ops, precision, reference_checks, sol, static_checks, tensors
-from kforge_worker.runtime_checks import _OpRecorder, _leaves
+from kforge_worker.runtime_checks import _leaves, _op_recorder
 
 
 class Guard:
@@ -88,7 +88,7 @@ class Guard:
         """The reference forward of a trial; the first main trial also records the aten operators."""
         if trial == 0 and tag == "main":
             seen = set()
-            with _OpRecorder(seen):
+            with _op_recorder(seen):
                 out = ref._forward(inputs)
             self.reference_ops = ops.canonical_set(seen)
         else:
@@ -98,8 +98,10 @@ class Guard:
     def after_trial(self, ref, record: dict, inputs, outputs) -> None:
         record["facts"] = reference_checks.reference_facts(outputs, inputs)
         if self.precision_audit and record.get("main", True):
-            record["outputs64"] = precision.float64_outputs(
+            outputs64 = precision.float64_outputs(
                 ref.model, tensors.to_device(tensors.detach_clone(record["inputs_before"]), ref.device))
+            if outputs64 is not None:
+                record["outputs64"] = precision.Float64Reference(record["outputs"], outputs64)
 
     def judge(self, ref, trial_no: int, record: dict, got: dict, req: dict) -> dict:
         """Findings and precision audit for one check; a tightened-tolerance mismatch when it applies."""

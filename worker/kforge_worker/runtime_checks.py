@@ -123,13 +123,37 @@ def _raw_clone(t: torch.Tensor):
 
 
 class _OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the overload packet name of every aten operator dispatched while it is active."""
+
     def __init__(self, ops: set):
         super().__init__()
         self._ops = ops
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable, which imports all of
+        # dynamo (about a second of CPU) on the first operator. That guard only matters where
+        # compiled code can run, and none can before torch._dynamo is imported: see _op_recorder.
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self._ops.add(func.overloadpacket.__name__)
         return func(*args, **(kwargs or {}))
+
+
+class _CompileSafeOpRecorder(_OpRecorder):
+    """The same recorder with torch's guard: dynamo never traces its __torch_dispatch__."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return True
+
+    __torch_dispatch__ = _OpRecorder.__torch_dispatch__  # wrapped by TorchDispatchMode.__init_subclass__
+
+
+def _op_recorder(ops: set) -> _OpRecorder:
+    """An operator recorder; the dynamo-guarded one once torch._dynamo is loaded (torch.compile in use)."""
+    return (_CompileSafeOpRecorder if "torch._dynamo" in sys.modules else _OpRecorder)(ops)
 
 
 class Watch:
@@ -235,7 +259,7 @@ class Watch:
         try:
             with torch.no_grad():
                 if record_ops:
-                    with _OpRecorder(ops):
+                    with _op_recorder(ops):
                         outputs = model(*inputs)
                         torch.empty(1).zero_()  # canary: proves the recorder was still in place
                 else:

@@ -1,6 +1,7 @@
 """Speed of light: the fastest any kernel could run the reference's work on this device.
 
-    flops     torch.utils.flop_counter on one reference forward (matmuls, convolutions, attention)
+    flops     torch.utils.flop_counter's formulas over one reference forward (matmuls, convolutions,
+              attention)
     bytes     inputs + outputs + parameters and buffers, each moved once
     sol_ms    max(flops / peak_flops[dtype], bytes / bandwidth(working set))
 
@@ -16,10 +17,12 @@ import json
 import os
 import platform
 import socket
+import sys
 import time
 from typing import Optional
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kforge_worker import tensors
 
@@ -31,12 +34,48 @@ GPU_COPY_BYTES = 1 << 30
 GPU_MATMUL_N = {torch.float32: 8192, torch.float16: 8192, torch.bfloat16: 8192, torch.float64: 4096}
 
 
-def count_flops(model, inputs) -> int:
-    from torch.utils.flop_counter import FlopCounterMode
+class _FlopCounter(TorchDispatchMode):
+    """torch.utils.flop_counter's formulas summed over one call, as FlopCounterMode counts them
+    (operators without a formula are decomposed first), without its per-module table. Like
+    runtime_checks._OpRecorder it does not import torch._dynamo before compiled code can run."""
 
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        from torch.utils.flop_counter import flop_registry
+
+        kwargs = kwargs or {}
+        if func not in flop_registry and func is not torch.ops.prim.device.default:
+            with self:
+                out = func.decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out
+        out = func(*args, **kwargs)
+        formula = flop_registry.get(func._overloadpacket)
+        if formula is not None:
+            self.flops += formula(*args, **kwargs, out_val=out)
+        return out
+
+
+class _CompileSafeFlopCounter(_FlopCounter):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return True
+
+    __torch_dispatch__ = _FlopCounter.__torch_dispatch__  # wrapped by TorchDispatchMode.__init_subclass__
+
+
+def count_flops(model, inputs) -> int:
+    counter = (_CompileSafeFlopCounter if "torch._dynamo" in sys.modules else _FlopCounter)()
+    with torch.no_grad(), counter:
         model(*inputs)
-    return int(counter.get_total_flops())
+    return int(counter.flops)
 
 
 def min_bytes(model, inputs, outputs) -> int:

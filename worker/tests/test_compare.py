@@ -72,3 +72,11 @@ def test_tuples_and_scalars():
         compare.compare((torch.ones(2), 3), (torch.ones(2),))
     with pytest.raises(compare.Mismatch, match="expected a tensor"):
         compare.compare(torch.ones(2), [1.0, 1.0])
+
+
+def test_bit_identical_outputs_skip_the_error_statistics_but_nan_does_not():
+    x = torch.tensor([0.0, -0.0, 1.5, float("inf")])
+    stats = compare.compare(x, torch.tensor([-0.0, 0.0, 1.5, float("inf")]))
+    assert stats["max_abs_error"] == 0 and stats["elements"] == 4
+    with pytest.raises(compare.Mismatch, match="NaN"):
+        compare.compare(x, torch.tensor([0.0, 0.0, 1.5, float("nan")]))

@@ -180,6 +180,21 @@ def test_load_inline_is_keyed_by_content_and_survives_stale_locks(tmp_path, monk
     assert len(calls) == 3, stale
 
 
+def test_load_inline_is_keyed_when_imported_after_install():
+    code = textwrap.dedent("""
+        import sys
+        import torch
+        from kforge_worker import inline_cache
+        inline_cache.install()
+        print("torch.utils.cpp_extension" in sys.modules)
+        from torch.utils.cpp_extension import load_inline
+        print(getattr(load_inline, "_kforge_keyed", False))
+    """)
+    worker_dir = os.path.dirname(os.path.dirname(cuda.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=worker_dir, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr
+
+
 def test_triton_interpreter_loops_over_scalar_arguments():
     code = textwrap.dedent("""
         import torch, triton, triton.language as tl

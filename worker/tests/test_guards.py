@@ -47,6 +47,17 @@ def test_precision_audit_floor_keeps_exact_ops_and_flags_bf16():
     assert precision.audit(ref, low, r64, "relaxed")["verdict"] == "warn"
 
 
+def test_precision_audit_with_the_reference_side_prepared_once_gives_the_same_numbers():
+    x = torch.randn(1000)
+    ref = torch.tanh(x)
+    r64 = [torch.tanh(x.double())]
+    prepared = precision.Float64Reference(ref, r64)
+    for cand in (ref.clone(), ref + 1e-6, torch.tanh(x.bfloat16()).float()):
+        assert precision.audit(ref, cand, prepared, "strict") == precision.audit(ref, cand, r64, "strict")
+    same = precision.audit(ref, ref.clone(), prepared, "strict")
+    assert same["candidate_error"] == same["reference_error"] > 0
+
+
 def test_speed_of_light_uses_the_working_set_level():
     peaks = {"flops": {"float32": 1e11}, "bandwidth": [{"working_set_bytes": 1 << 20, "bytes_per_s": 2e11},
                                                        {"working_set_bytes": 1 << 30, "bytes_per_s": 1e10}]}
@@ -85,3 +96,15 @@ def test_identical_outputs_for_different_inputs():
     ind = reference_checks.Independence()
     assert ind.add(0, torch.ones(3), torch.zeros(3)) is None
     assert ind.add(1, torch.ones(3) * 2, torch.zeros(3))["name"] == "input_independent"
+
+
+def test_flop_count_agrees_with_torch_flop_counter_mode():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cases = [(nn.Conv2d(3, 8, 3), [torch.randn(2, 3, 16, 16)]),
+             (nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 8)), [torch.randn(8, 64)]),
+             (lambda a, b: torch.bmm(a, b), [torch.randn(4, 5, 6), torch.randn(4, 6, 7)])]
+    for model, inputs in cases:
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(*inputs)
+        assert sol.count_flops(model, inputs) == counter.get_total_flops() > 0

@@ -50,3 +50,21 @@ def test_patching_the_clock_is_seen(tmp_path):
         print(w.tampered())
     """)
     assert "time.perf_counter" in out
+
+
+def test_operator_recorder_needs_no_dynamo_until_compiled_code_can_run():
+    out = run("""
+        import sys, torch
+        from kforge_worker.runtime_checks import _op_recorder
+        ops = set()
+        with _op_recorder(ops):
+            torch.relu(torch.randn(4)).sum()
+        print(sorted(ops), "torch._dynamo" in sys.modules)
+        import torch._dynamo
+        recorder = _op_recorder(ops)
+        compiled = torch.compile(lambda x: x.sin() + 1, backend="eager")
+        with recorder:
+            compiled(torch.randn(4))
+        print(type(recorder).__name__, "sin" in ops)
+    """)
+    assert out.splitlines() == ["['randn', 'relu', 'sum'] False", "_CompileSafeOpRecorder True"]

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Per-candidate turnaround of `kforge eval`: build + correctness trials + timing, without the
+# torch.compile baseline (--no-compile-baseline), for fast-path candidates at the problems' own sizes
+# (what is measured is the harness, not the kernels).
+#   cold    a fresh compile cache (KFORGE_CACHE_DIR) per run; the device's measured peaks (sol.py,
+#           measured once per machine) are copied in, so only the candidate's own work counts
+#   cached  the same candidate again, with the cache its cold run left
+# Target: cuda when torch sees a GPU, else cpu; TARGET=cpu|cuda chooses.
+#
+#   bash bench/turnaround.sh [RUNS]        # RUNS cold and RUNS cached evaluations per candidate (3)
+# Environment: KFORGE_BIN (default dist/bin/kforge, then build/kforge), PYTHON (default .venv/bin/python,
+# then /opt/torch/.venv/bin/python3, then python3). Needs scripts/setup.sh (or a bundle) first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+case $runs in '' | *[!0-9]* | 0) echo "usage: bash bench/turnaround.sh [RUNS], RUNS a positive integer" >&2; exit 2 ;; esac
+
+kforge=${KFORGE_BIN:-}
+for c in dist/bin/kforge build/kforge; do [ -z "$kforge" ] && [ -x "$c" ] && kforge=$PWD/$c; done
+[ -n "$kforge" ] || { echo "no kforge binary: run scripts/setup.sh (or carry a bundle in dist/)" >&2; exit 2; }
+py=${PYTHON:-}
+for c in .venv/bin/python /opt/torch/.venv/bin/python3; do [ -z "$py" ] && [ -x "$c" ] && py=$PWD/$c; done
+py=${py:-$(command -v python3)}
+target=${TARGET:-$("$py" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')}
+case $target in cpu | cuda) ;; *) echo "TARGET must be cpu or cuda, not '$target'" >&2; exit 2 ;; esac
+
+work=$(mktemp -d /tmp/kforge-turnaround-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export KFORGE_HOME=$PWD KFORGE_STATE_DIR=$work/state
+# Fast-path candidates: kforge_worker.native (cpu) and kforge_worker.cuda (NVRTC).
+candidates="01_relu 14_mean_std_tuple"
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+  "$("$py" -c 'import torch; print("torch", torch.__version__, "|", torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU")')"
+echo "target: $target; kforge: $kforge; $runs cold + $runs cached evaluations per candidate"
+
+# One evaluation: its JSON goes to $work/json/NAME.json, and NAME, STATE, wall ms and CPU ms (kforge
+# and its workers, user + system: what a busy machine does not inflate) to $work/rows.tsv.
+evaluate() {
+  local name=$1 state=$2 problem=$3 candidate=$4
+  "$py" -c '
+import resource, subprocess, sys, time
+start = time.perf_counter()
+with open(sys.argv[3], "w") as log:
+    subprocess.run(sys.argv[4:], stdout=log, stderr=subprocess.STDOUT)
+wall = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(sys.argv[1], sys.argv[2], round(wall * 1000), round((usage.ru_utime + usage.ru_stime) * 1000), sep="\t")
+' "$name" "$state" "$work/logs/$name.txt" "$kforge" -q eval "$problem" "$candidate" --target "$target" \
+    --no-compile-baseline --python "$py" --json "$work/json/$name.json" >> "$work/rows.tsv"
+}
+
+mkdir -p "$work/json" "$work/logs"
+: > "$work/rows.tsv"
+# Peaks first (once per machine), so cold runs measure the candidate, not the device.
+echo "measuring the device's peaks once (not counted)..."
+KFORGE_CACHE_DIR=$work/peaks-cache evaluate peaks none examples/problems/01_relu.py \
+  "examples/candidates/$target/01_relu.py"
+for p in $candidates; do
+  for i in $(seq 1 "$runs"); do
+    cache=$work/cache-$p-$i
+    mkdir -p "$cache"
+    if [ -d "$work/peaks-cache/peaks" ]; then cp -r "$work/peaks-cache/peaks" "$cache/"; fi
+    KFORGE_CACHE_DIR=$cache evaluate "$p-cold-$i" cold "examples/problems/$p.py" "examples/candidates/$target/$p.py"
+    echo "  $p cold $i done"
+  done
+  for i in $(seq 1 "$runs"); do
+    KFORGE_CACHE_DIR=$work/cache-$p-1 evaluate "$p-cached-$i" cached "examples/problems/$p.py" \
+      "examples/candidates/$target/$p.py"
+    echo "  $p cached $i done"
+  done
+done
+
+"$py" - "$work" <<'EOF'
+import json, os, statistics, sys
+
+work = sys.argv[1]
+phases = ["start_and_load_problem", "screen_candidate", "load_candidate", "correctness_trials", "timing", "shutdown"]
+short = ["start+load", "screen", "load_cand", "trials", "timing", "shutdown"]
+rows = [(n, s, int(ms) / 1000, int(cpu) / 1000)
+        for n, s, ms, cpu in (line.rstrip("\n").split("\t") for line in open(os.path.join(work, "rows.tsv")))]
+print()
+print("| run | status | process s | CPU s | eval s | build s (hit) | " + " | ".join(f"{s} s" for s in short) + " |")
+print("| --- | --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in short) + " |")
+totals = {}
+for name, state, seconds, cpu in rows:
+    if state == "none":
+        continue
+    try:
+        d = json.load(open(os.path.join(work, "json", f"{name}.json")))
+    except (OSError, ValueError):
+        print(f"| {name} | no result (see the log) | {seconds:.2f} | {cpu:.2f} | | | " + " | ".join("" for _ in short) + " |")
+        continue
+    ph = d.get("phases_s", {})
+    events = d.get("build", {}).get("events", [])
+    hit = "/".join("hit" if e.get("cache_hit") else "miss" for e in events) or "none"
+    build = d.get("build", {}).get("load_seconds", 0.0)
+    print(f"| {name} | {d.get('status')} | {seconds:.2f} | {cpu:.2f} | {d.get('wall_seconds', 0):.2f} | {build:.2f} ({hit}) | "
+          + " | ".join(f"{ph[p]:.3f}" if p in ph else "-" for p in phases) + " |")
+    totals.setdefault(state, []).append((seconds, cpu))
+print()
+goals = {"cold": 3.0, "cached": 1.5}
+for state, values in totals.items():
+    med = statistics.median(v[0] for v in values)
+    print(f"- {state}: median {med:.2f} s wall, {statistics.median(v[1] for v in values):.2f} s CPU over {len(values)} "
+          f"evaluations (goal <= {goals[state]:.1f} s wall: {'met' if med <= goals[state] else 'not met'})")
+print(f"- load average while measuring: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+EOF
