@@ -145,9 +145,8 @@ class Runner {
     o.problem = row.problem;
     o.device = device == "cpu" && o.target == "cpu" ? "" : device;
     o.out_dir = (fs::path(ctx_.options.out_dir) / "problems" / row.name).string();
-    std::int64_t id = ctx_.store->create_run(o.problem, row.problem_sha256, o.target, o.llm, loop::to_json(o));
-    ctx_.store->set_run_status(id, "running", json{{"options", loop::to_json(o)}});
-    return id;
+    return ctx_.store->create_bench_run(ctx_.bench_id, row.name, o.problem, row.problem_sha256, o.target, o.llm,
+                                        loop::to_json(o));
   }
 
   std::map<std::string, std::string> environment() const {
@@ -165,7 +164,6 @@ class Runner {
     if (row.run_id == 0) {
       row.run_id = create_run(row, device);
       row.status = "running";
-      ctx_.store->update_bench_problem(ctx_.bench_id, row);
     }
     SpawnOptions spawn;
     spawn.argv = {ctx_.kforge_exe.string()};

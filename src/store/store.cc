@@ -613,4 +613,34 @@ void Store::update_bench_problem(std::int64_t bench_id, const StoredBenchProblem
   s.integer(6, bench_id).text(7, p.name).step();
 }
 
+std::int64_t Store::create_bench_run(std::int64_t bench_id, const std::string& name, const std::string& problem,
+                                     const std::string& problem_sha256, const std::string& target,
+                                     const std::string& llm, const nlohmann::json& options) {
+  std::lock_guard lock(mutex_);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement(db_,
+              "INSERT INTO runs(status, problem, problem_sha256, target, llm, options_json) VALUES ('running',?,?,?,?,?)")
+        .text(1, problem)
+        .text(2, problem_sha256)
+        .text(3, target)
+        .text(4, llm)
+        .text(5, options.dump())
+        .step();
+    std::int64_t run_id = sqlite3_last_insert_rowid(db_);
+    Statement(db_,
+              "UPDATE bench_problems SET status = 'running', run_id = ?, "
+              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE bench_id = ? AND name = ?")
+        .integer(1, run_id)
+        .integer(2, bench_id)
+        .text(3, name)
+        .step();
+    exec("COMMIT");
+    return run_id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
 }  // namespace kforge

@@ -123,6 +123,11 @@ class Store {
   void set_bench_options(std::int64_t id, const nlohmann::json& options);
   std::vector<StoredBenchProblem> bench_problems(std::int64_t bench_id) const;
   void update_bench_problem(std::int64_t bench_id, const StoredBenchProblem& problem);
+  // Creates the run of a bench problem and ties it to the problem (status "running") in one
+  // transaction, so a bench killed at any moment never leaves a run that it does not know.
+  std::int64_t create_bench_run(std::int64_t bench_id, const std::string& name, const std::string& problem,
+                                const std::string& problem_sha256, const std::string& target, const std::string& llm,
+                                const nlohmann::json& options);
 
   void add_decision(std::int64_t run_id, int round, const std::string& step, const std::string& kind,
                     const std::string& candidate_sha256, const nlohmann::json& detail);

@@ -114,6 +114,12 @@ TEST(Store, BenchProblemsKeepTheirProgressAcrossReopening) {
   EXPECT_EQ(problems[1].candidate, "/c/02_sum.py");
   EXPECT_EQ(problems[1].outcome["correct"], true);
   EXPECT_FALSE(reopened.bench(id + 1));
+
+  std::int64_t run = reopened.create_bench_run(id, "01_relu", "/p/01_relu.py", "aa", "cpu", "exec:m", {{"rounds", 1}});
+  auto row = reopened.bench_problems(id)[0];
+  EXPECT_EQ(row.run_id, run);
+  EXPECT_EQ(row.status, "running");
+  EXPECT_EQ(reopened.run(run)->options["rounds"], 1);
 }
 
 }  // namespace

@@ -132,9 +132,13 @@ def test_html_report_renders_every_chart_in_chromium(candidates_bench):
     assert not console, "\n".join(console)
 
 
+def scripted_model(log: Path) -> str:
+    return f"exec:{sys.executable} {HERE / 'scripted' / 'bench_model.py'} {CPU_CANDIDATES} {log}"
+
+
 def test_llm_bench_drives_the_loop_with_a_scripted_model(kforge):
     log = kforge.tmp / "calls.jsonl"
-    model = f"exec:{sys.executable} {HERE / 'scripted' / 'bench_model.py'} {CPU_CANDIDATES} {log}"
+    model = scripted_model(log)
     proc = kforge.run("bench", write_suite(kforge.tmp), "--target", "cpu", "--llm", model, "--rounds", "1",
                       "--max-fix", "0", "--out", kforge.tmp / "out", *QUICK)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -196,6 +200,36 @@ def test_killed_bench_resumes_without_losing_or_repeating(kforge):
     assert con.execute("SELECT status FROM benches").fetchone()[0] == "finished"
     report = json.loads((kforge.tmp / "out" / "report.json").read_text())
     assert report["metrics"]["done"] == 3 and report["metrics"]["correct"] == 2
+
+
+def test_killed_llm_bench_resumes_each_run_where_it_stopped(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    args = ["bench", write_suite(kforge.tmp), "--target", "cpu", "--llm", scripted_model(log), "--rounds", "1",
+            "--max-fix", "0", "--out", kforge.tmp / "out", *QUICK]
+    proc = subprocess.Popen([str(kforge.binary), *map(str, args)], env=kforge.env, cwd=kforge.tmp,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = lambda: db(kforge).execute("SELECT COUNT(*) FROM bench_problems WHERE status = 'done'").fetchone()[0]
+    try:
+        assert wait_for(lambda: (kforge.tmp / "state" / "kforge.db").exists() and done() >= 1, 120)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    con = db(kforge)
+    finished = [n for (n,) in con.execute("SELECT name FROM bench_problems WHERE status = 'done'")]
+    runs_before = dict(con.execute("SELECT name, run_id FROM bench_problems WHERE run_id IS NOT NULL").fetchall())
+    assert 1 <= len(finished) < 3
+
+    resumed = kforge.run("bench", "--resume", "1")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    con = db(kforge)
+    runs_after = dict(con.execute("SELECT name, run_id FROM bench_problems").fetchall())
+    assert {n: runs_after[n] for n in runs_before} == runs_before  # a started run is resumed, not replaced
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 3
+    assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"finished"}
+    # A problem finished before the kill asked the model nothing more.
+    calls = [json.loads(line)["problem"] for line in log.read_text().splitlines()]
+    for name in finished:
+        assert calls.count(name) == 1, calls
 
 
 @pytest.mark.parametrize("args, message", [
