@@ -16,7 +16,7 @@ struct BenchOptions {
   std::string suite;                 // as given on the command line
   std::string candidates_dir;        // absolute; candidates mode
   std::vector<std::string> devices;  // one measurement at a time on each
-  int jobs = 1;                      // problems in progress at once
+  int jobs = 0;                      // problems in progress at once (0: chosen from the devices)
   std::string out_dir;               // reports and the runs' outputs
   // Target, model, budgets and evaluation settings shared by every problem; the seed is drawn
   // once per bench so every problem's evaluations are reproducible.

@@ -37,7 +37,17 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
             {"message", ""}};
   if (auto f = loop::sol_fraction(doc); f && correct) o["sol_pct"] = 100.0 * *f;
   o["speedup_by_round"] = json::array({o["speedup_vs_eager"]});
-  if (doc.contains("error") && doc["error"].is_object()) o["message"] = first_line(doc["error"].value("message", ""));
+  if (doc.contains("error") && doc["error"].is_object()) {
+    o["message"] = first_line(doc["error"].value("message", ""));
+  } else {
+    // A correct result can still carry warnings (an implausible speedup re-measured, ...).
+    std::string warnings;
+    for (const auto& c : doc.value("checks", json::array()))
+      if (c.value("verdict", "") == "warn")
+        warnings += fmt::format("{}warning {}: {}", warnings.empty() ? "" : "; ", c.value("name", ""),
+                                first_line(c.value("message", "")));
+    o["message"] = warnings;
+  }
   return o;
 }
 

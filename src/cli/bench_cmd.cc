@@ -48,7 +48,7 @@ struct BenchArgs {
 };
 
 // A new bench: the suite, its candidates and the settings, all stored before anything runs.
-std::int64_t create_bench(BenchArgs& a, const Config& config, const TargetRegistry& registry, Store& store) {
+std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, Store& store) {
   bench::BenchOptions& o = a.options;
   const bool llm_mode = !o.run.llm.empty();
   if (llm_mode == !o.candidates_dir.empty())
@@ -74,7 +74,6 @@ std::int64_t create_bench(BenchArgs& a, const Config& config, const TargetRegist
   std::random_device rd;
   o.run.seed = a.seed ? *a.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
   if (!o.run.prompts_dir.empty()) o.run.prompts_dir = fs::absolute(o.run.prompts_dir).string();
-  (void)config;
 
   std::vector<StoredBenchProblem> rows;
   for (std::size_t i = 0; i < problems.size(); ++i) {
@@ -90,7 +89,6 @@ std::int64_t create_bench(BenchArgs& a, const Config& config, const TargetRegist
   o.out_dir = o.out_dir.empty() ? (fs::current_path() / "kforge-out" / fmt::format("bench-{}", id)).string()
                                 : fs::absolute(o.out_dir).string();
   // Stored again with the output directory (the bench id is only known now).
-  store.set_bench_status(id, "running");
   store.set_bench_options(id, bench::to_json(o));
   return id;
 }
@@ -117,7 +115,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
     store.set_bench_status(id, "running");
   } else {
     if (a.options.suite.empty()) throw InputError("give a SUITE (directory, list file or glob), or --resume BENCH");
-    id = create_bench(a, config, registry, store);
+    id = create_bench(a, registry, store);
   }
   bench::BenchOptions opt = bench::options_from_json(store.bench(id)->options);
   if (a.resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript

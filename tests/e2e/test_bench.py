@@ -48,9 +48,10 @@ def geomean(values):
 
 @pytest.fixture(scope="module")
 def candidates_bench(kforge_bin, tmp_path_factory):
-    """One --candidates bench shared by the tests that read its results."""
+    """One --candidates bench shared by the tests that read its results. With --jobs 2 on the CPU each
+    problem is checked in parallel, then timed alone."""
     k = Kforge(kforge_bin, tmp_path_factory.mktemp("bench"))
-    proc = k.run("bench", write_suite(k.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES,
+    proc = k.run("bench", write_suite(k.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--jobs", "2",
                  "--out", k.tmp / "out", *QUICK)
     return k, proc
 
@@ -80,12 +81,16 @@ def test_candidates_bench_metrics(candidates_bench):
     assert m["baselines_measured"]["compile"] is False  # --no-compile-baseline
     assert report["bench"]["wall_seconds"] > 0
 
-    # Each problem's speedup is that of its stored evaluation, and nothing was evaluated twice.
+    # Each problem's speedup is that of its stored timed evaluation, which followed an untimed check.
     con = db(k)
-    rows = con.execute("SELECT b.name, e.result_json FROM bench_problems b JOIN evaluations e "
-                       "ON e.id = b.evaluation_id").fetchall()
-    assert {name: json.loads(r)["speedup_vs_eager"] for name, r in rows} == dict(zip(["01_relu", "12_swish"], speedups))
-    assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2
+    rows = con.execute("SELECT b.name, e.result_json, c.result_json FROM bench_problems b "
+                       "JOIN evaluations e ON e.id = b.evaluation_id "
+                       "JOIN evaluations c ON c.id = b.check_evaluation_id").fetchall()
+    assert {name: json.loads(r)["speedup_vs_eager"] for name, r, _ in rows} == dict(zip(["01_relu", "12_swish"], speedups))
+    for _, timed, check in rows:
+        assert json.loads(check)["status"] == "correct" and "candidate" not in json.loads(check).get("timing", {})
+        assert json.loads(timed)["timing"]["candidate"]["reps"] == 5
+    assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 4  # a check and a timing each
 
 
 def test_reports_in_three_formats(candidates_bench):
