@@ -26,7 +26,8 @@ start=$(date +%s)
 debs=(build-essential cmake pkg-config ninja-build
       nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libcurl4-openssl-dev
       libcpp-httplib-dev libgtest-dev libgmock-dev libkainjow-mustache-dev libtomlplusplus-dev
-      pocl-opencl-icd ocl-icd-opencl-dev bubblewrap)
+      pocl-opencl-icd ocl-icd-opencl-dev bubblewrap
+      libjs-chart.js chromium)
 if [ "$apt" = 1 ]; then
   missing=()
   for p in "${debs[@]}"; do

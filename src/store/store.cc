@@ -90,6 +90,36 @@ const char* const kMigrations[] = {
       UNIQUE(run_id, step, kind)
     );
     )sql",
+    // Benches (`kforge bench`): one row per problem of the suite, tied to its run or evaluation, so
+    // a bench killed midway resumes with what is done and redoes nothing finished.
+    R"sql(
+    CREATE TABLE benches (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      status TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      suite TEXT NOT NULL,
+      target TEXT NOT NULL,
+      options_json TEXT NOT NULL,
+      summary_json TEXT
+    );
+    CREATE TABLE bench_problems (
+      bench_id INTEGER NOT NULL REFERENCES benches(id),
+      position INTEGER NOT NULL,
+      name TEXT NOT NULL,
+      problem TEXT NOT NULL,
+      problem_sha256 TEXT NOT NULL,
+      candidate TEXT,
+      status TEXT NOT NULL,
+      run_id INTEGER REFERENCES runs(id),
+      check_evaluation_id INTEGER REFERENCES evaluations(id),
+      evaluation_id INTEGER REFERENCES evaluations(id),
+      outcome_json TEXT,
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+      PRIMARY KEY(bench_id, name)
+    );
+    )sql",
 };
 
 class Statement {
@@ -462,6 +492,155 @@ std::vector<StoredDecision> Store::decisions(std::int64_t run_id) const {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+// --- Benches ---------------------------------------------------------------------------------
+
+namespace {
+
+const char* const kBenchColumns =
+    "SELECT id, created_at, updated_at, status, mode, suite, target, options_json, summary_json FROM benches";
+
+const char* const kBenchProblemColumns =
+    "SELECT position, name, problem, problem_sha256, candidate, status, run_id, check_evaluation_id, evaluation_id, "
+    "outcome_json, updated_at FROM bench_problems";
+
+StoredBenchProblem read_bench_problem(const Statement& s) {
+  StoredBenchProblem p;
+  p.position = static_cast<int>(s.column_int(0));
+  p.name = s.column_text(1);
+  p.problem = s.column_text(2);
+  p.problem_sha256 = s.column_text(3);
+  p.candidate = s.column_text(4);
+  p.status = s.column_text(5);
+  p.run_id = s.column_int(6);
+  p.check_evaluation_id = s.column_int(7);
+  p.evaluation_id = s.column_int(8);
+  p.outcome = s.column_json(9);
+  p.updated_at = s.column_text(10);
+  return p;
+}
+
+}  // namespace
+
+std::int64_t Store::create_bench(const std::string& mode, const std::string& suite, const std::string& target,
+                                 const nlohmann::json& options, const std::vector<StoredBenchProblem>& problems) {
+  std::lock_guard lock(mutex_);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement(db_, "INSERT INTO benches(status, mode, suite, target, options_json) VALUES ('running',?,?,?,?)")
+        .text(1, mode)
+        .text(2, suite)
+        .text(3, target)
+        .text(4, options.dump())
+        .step();
+    std::int64_t id = sqlite3_last_insert_rowid(db_);
+    for (const auto& p : problems) {
+      Statement ins(db_,
+                    "INSERT INTO bench_problems(bench_id, position, name, problem, problem_sha256, candidate, status) "
+                    "VALUES (?,?,?,?,?,?,'pending')");
+      ins.integer(1, id).integer(2, p.position).text(3, p.name).text(4, p.problem).text(5, p.problem_sha256);
+      if (p.candidate.empty()) ins.null(6);
+      else ins.text(6, p.candidate);
+      ins.step();
+    }
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::optional<StoredBench> Store::bench(std::int64_t id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, fmt::format("{} WHERE id = ?", kBenchColumns).c_str());
+  s.integer(1, id);
+  if (!s.step()) return std::nullopt;
+  StoredBench b;
+  b.id = s.column_int(0);
+  b.created_at = s.column_text(1);
+  b.updated_at = s.column_text(2);
+  b.status = s.column_text(3);
+  b.mode = s.column_text(4);
+  b.suite = s.column_text(5);
+  b.target = s.column_text(6);
+  b.options = s.column_json(7);
+  b.summary = s.column_json(8);
+  return b;
+}
+
+void Store::set_bench_status(std::int64_t id, const std::string& status, const nlohmann::json& summary) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "UPDATE benches SET status = ?, summary_json = COALESCE(?, summary_json), "
+              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?");
+  s.text(1, status);
+  if (summary.is_null()) s.null(2);
+  else s.text(2, summary.dump());
+  s.integer(3, id).step();
+}
+
+void Store::set_bench_options(std::int64_t id, const nlohmann::json& options) {
+  std::lock_guard lock(mutex_);
+  Statement(db_, "UPDATE benches SET options_json = ? WHERE id = ?").text(1, options.dump()).integer(2, id).step();
+}
+
+std::vector<StoredBenchProblem> Store::bench_problems(std::int64_t bench_id) const {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, fmt::format("{} WHERE bench_id = ? ORDER BY position", kBenchProblemColumns).c_str());
+  s.integer(1, bench_id);
+  std::vector<StoredBenchProblem> out;
+  while (s.step()) out.push_back(read_bench_problem(s));
+  return out;
+}
+
+void Store::update_bench_problem(std::int64_t bench_id, const StoredBenchProblem& p) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "UPDATE bench_problems SET status = ?, run_id = ?, check_evaluation_id = ?, evaluation_id = ?, "
+              "outcome_json = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE bench_id = ? AND name = ?");
+  s.text(1, p.status);
+  auto id_or_null = [&](int i, std::int64_t v) {
+    if (v > 0) s.integer(i, v);
+    else s.null(i);
+  };
+  id_or_null(2, p.run_id);
+  id_or_null(3, p.check_evaluation_id);
+  id_or_null(4, p.evaluation_id);
+  if (p.outcome.is_null()) s.null(5);
+  else s.text(5, p.outcome.dump());
+  s.integer(6, bench_id).text(7, p.name).step();
+}
+
+std::int64_t Store::create_bench_run(std::int64_t bench_id, const std::string& name, const std::string& problem,
+                                     const std::string& problem_sha256, const std::string& target,
+                                     const std::string& llm, const nlohmann::json& options) {
+  std::lock_guard lock(mutex_);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement(db_,
+              "INSERT INTO runs(status, problem, problem_sha256, target, llm, options_json) VALUES ('running',?,?,?,?,?)")
+        .text(1, problem)
+        .text(2, problem_sha256)
+        .text(3, target)
+        .text(4, llm)
+        .text(5, options.dump())
+        .step();
+    std::int64_t run_id = sqlite3_last_insert_rowid(db_);
+    Statement(db_,
+              "UPDATE bench_problems SET status = 'running', run_id = ?, "
+              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE bench_id = ? AND name = ?")
+        .integer(1, run_id)
+        .integer(2, bench_id)
+        .text(3, name)
+        .step();
+    exec("COMMIT");
+    return run_id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
 }
 
 }  // namespace kforge

@@ -51,6 +51,29 @@ struct StoredDecision {
   nlohmann::json detail;
 };
 
+// One `kforge bench`: a suite run in one mode (`candidates` or `llm`) on one target.
+struct StoredBench {
+  std::int64_t id = 0;
+  std::string created_at, updated_at;
+  std::string status;  // running, finished, interrupted
+  std::string mode, suite, target;
+  nlohmann::json options;
+  nlohmann::json summary;  // null until the bench ends
+};
+
+// One problem of a bench and how far it got: pending, running, done.
+struct StoredBenchProblem {
+  int position = 0;  // order in the suite
+  std::string name, problem, problem_sha256;
+  std::string candidate;  // --candidates: the matched file, empty when none matched
+  std::string status = "pending";
+  std::int64_t run_id = 0;               // llm mode: its `kforge run` (0: not started)
+  std::int64_t check_evaluation_id = 0;  // candidates mode: the untimed correctness evaluation, when split
+  std::int64_t evaluation_id = 0;        // candidates mode: the evaluation that decided it
+  nlohmann::json outcome;                // the problem's result once done (src/bench/outcome.h)
+  std::string updated_at;
+};
+
 class Store {
  public:
   // Opens (creating if needed) the database and brings its schema up to date.
@@ -90,6 +113,21 @@ class Store {
                                   const std::string& candidate_source);
   std::optional<StoredEvaluation> run_evaluation(std::int64_t run_id, const std::string& step) const;
   std::vector<std::pair<std::string, StoredEvaluation>> run_evaluations(std::int64_t run_id) const;
+
+  // Benches: the bench and all its problems are created in one transaction; each problem row is
+  // then updated as it progresses.
+  std::int64_t create_bench(const std::string& mode, const std::string& suite, const std::string& target,
+                            const nlohmann::json& options, const std::vector<StoredBenchProblem>& problems);
+  std::optional<StoredBench> bench(std::int64_t id) const;
+  void set_bench_status(std::int64_t id, const std::string& status, const nlohmann::json& summary = nullptr);
+  void set_bench_options(std::int64_t id, const nlohmann::json& options);
+  std::vector<StoredBenchProblem> bench_problems(std::int64_t bench_id) const;
+  void update_bench_problem(std::int64_t bench_id, const StoredBenchProblem& problem);
+  // Creates the run of a bench problem and ties it to the problem (status "running") in one
+  // transaction, so a bench killed at any moment never leaves a run that it does not know.
+  std::int64_t create_bench_run(std::int64_t bench_id, const std::string& name, const std::string& problem,
+                                const std::string& problem_sha256, const std::string& target, const std::string& llm,
+                                const nlohmann::json& options);
 
   void add_decision(std::int64_t run_id, int round, const std::string& step, const std::string& kind,
                     const std::string& candidate_sha256, const nlohmann::json& detail);

@@ -30,7 +30,7 @@ TEST(Store, RecordsEvaluationsWithTheirCandidateSource) {
   EXPECT_EQ(e->result["speedup_vs_eager"], 2.5);
   EXPECT_EQ(reopened.evaluations_of("abc").size(), 2u);
   EXPECT_EQ(reopened.candidate_source("abc"), "class ModelNew: pass\n");
-  EXPECT_EQ(reopened.schema_version(), 2);
+  EXPECT_EQ(reopened.schema_version(), 3);
 }
 
 TEST(Store, UnknownIdsAreAbsent) {
@@ -76,6 +76,50 @@ TEST(Store, RunStepsAreStoredOnceAndSurviveReopening) {
   EXPECT_EQ(decisions[0].detail["status"], "incorrect");
   store.set_run_status(run, "interrupted");
   EXPECT_TRUE(store.run(run)->summary.contains("best"));  // a status change keeps the summary
+}
+
+TEST(Store, BenchProblemsKeepTheirProgressAcrossReopening) {
+  auto path = temp_db();
+  std::int64_t id;
+  {
+    Store store(path);
+    StoredBenchProblem a, b;
+    a.name = "01_relu";
+    a.problem = "/p/01_relu.py";
+    a.problem_sha256 = "aa";
+    b.position = 1;
+    b.name = "02_sum";
+    b.problem = "/p/02_sum.py";
+    b.problem_sha256 = "bb";
+    b.candidate = "/c/02_sum.py";
+    id = store.create_bench("candidates", "/p", "cpu", {{"jobs", 1}}, {a, b});
+    b.status = "done";
+    b.outcome = {{"correct", true}};
+    store.update_bench_problem(id, b);
+    store.set_bench_status(id, "interrupted");
+  }
+  Store reopened(path);
+  auto bench = reopened.bench(id);
+  ASSERT_TRUE(bench);
+  EXPECT_EQ(bench->status, "interrupted");
+  EXPECT_EQ(bench->mode, "candidates");
+  EXPECT_EQ(bench->options["jobs"], 1);
+  EXPECT_TRUE(bench->summary.is_null());
+  auto problems = reopened.bench_problems(id);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].name, "01_relu");
+  EXPECT_EQ(problems[0].status, "pending");
+  EXPECT_EQ(problems[0].candidate, "");
+  EXPECT_EQ(problems[1].status, "done");
+  EXPECT_EQ(problems[1].candidate, "/c/02_sum.py");
+  EXPECT_EQ(problems[1].outcome["correct"], true);
+  EXPECT_FALSE(reopened.bench(id + 1));
+
+  std::int64_t run = reopened.create_bench_run(id, "01_relu", "/p/01_relu.py", "aa", "cpu", "exec:m", {{"rounds", 1}});
+  auto row = reopened.bench_problems(id)[0];
+  EXPECT_EQ(row.run_id, run);
+  EXPECT_EQ(row.status, "running");
+  EXPECT_EQ(reopened.run(run)->options["rounds"], 1);
 }
 
 }  // namespace

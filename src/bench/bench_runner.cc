@@ -1,0 +1,215 @@
+#include "bench/bench_runner.h"
+
+#include <csignal>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "bench/outcome.h"
+#include "eval/evaluator.h"
+#include "loop/run_options.h"
+#include "loop/run_summary.h"
+#include "util/files.h"
+#include "util/subprocess.h"
+
+extern char** environ;
+
+namespace kforge::bench {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string short_summary(const json& o) {
+  if (!o.value("correct", false)) return fmt::format("{}{}", o.value("status", ""),
+                                                     o.value("message", "").empty() ? "" : ": " + o.value("message", ""));
+  const json s = o.value("speedup_vs_eager", json());
+  return s.is_number() ? fmt::format("correct, {:.2f}x vs eager", s.get<double>()) : "correct";
+}
+
+class Runner {
+ public:
+  explicit Runner(BenchContext& ctx) : ctx_(ctx), start_(Clock::now()) {}
+
+  BenchOutcome run() {
+    rows_ = ctx_.store->bench_problems(ctx_.bench_id);
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+      if (rows_[i].status != "done") todo_.push_back(i);
+    const int jobs = std::max(1, std::min<int>(ctx_.options.jobs, static_cast<int>(todo_.size())));
+    std::vector<std::thread> workers;
+    for (int k = 0; k < jobs; ++k) {
+      const std::string& device = ctx_.options.devices[k % ctx_.options.devices.size()];
+      workers.emplace_back([this, device] { work(device); });
+    }
+    for (auto& w : workers) w.join();
+
+    BenchOutcome out;
+    out.total = static_cast<int>(rows_.size());
+    for (const auto& r : ctx_.store->bench_problems(ctx_.bench_id)) out.done += r.status == "done";
+    out.status = out.done == out.total ? "finished" : "interrupted";
+    out.wall_seconds = wall_seconds();
+    return out;
+  }
+
+ private:
+  double wall_seconds() const {
+    return ctx_.prior_wall_seconds + std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  bool cancelled() const { return llm::is_cancelled(ctx_.cancel); }
+
+  void work(const std::string& device) {
+    while (!cancelled()) {
+      std::size_t k = next_.fetch_add(1);
+      if (k >= todo_.size()) return;
+      StoredBenchProblem row = rows_[todo_[k]];
+      ctx_.progress->started(row.name);
+      try {
+        bool done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
+        if (!done) continue;
+      } catch (const std::exception& e) {
+        // One problem's failure (an unreadable candidate, a store error) must not end the bench.
+        row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
+                       {"speedup_by_round", json::array()}};
+      }
+      row.status = "done";
+      ctx_.store->update_bench_problem(ctx_.bench_id, row);
+      ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});
+      ctx_.progress->finished(row.name, row.outcome.value("correct", false), short_summary(row.outcome));
+    }
+  }
+
+  // --- candidates mode --------------------------------------------------------------------------
+
+  EvalResult evaluate_on(const StoredBenchProblem& row, const std::string& device, bool timing, const char* tag) {
+    EvalOptions e = ctx_.eval_base;
+    e.problem = row.problem;
+    e.candidate = row.candidate;
+    e.device = device;
+    e.timing = timing;
+    e.log_dir = ctx_.log_dir / fmt::format("{}-{}", row.name, tag);
+    return evaluate(e);
+  }
+
+  // Returns true when the problem is done (its outcome set in `row`).
+  bool run_candidate(StoredBenchProblem& row, const std::string& device) {
+    if (row.candidate.empty()) {
+      row.outcome = missing_candidate_outcome((fs::path(ctx_.options.candidates_dir) / (row.name + ".py")).string());
+      return true;
+    }
+    auto start = Clock::now();
+    const std::string source = read_file(row.candidate);
+    const bool split = device == "cpu" && ctx_.options.jobs > 1 && ctx_.eval_base.timing;
+    json doc;
+    std::int64_t id = 0;
+    if (split) {
+      // Correctness first, in parallel with other problems; a failure there is the result.
+      if (row.check_evaluation_id > 0) {
+        auto stored = ctx_.store->evaluation(row.check_evaluation_id);
+        if (stored) doc = stored->result;
+      }
+      if (doc.is_null()) {
+        std::shared_lock shared(cpu_timing_);
+        doc = evaluate_on(row, device, false, "check").doc;
+        row.check_evaluation_id = ctx_.store->add_evaluation(doc, source);
+        ctx_.store->update_bench_problem(ctx_.bench_id, row);
+      }
+      id = row.check_evaluation_id;
+      if (doc.value("correct", false)) {
+        std::unique_lock alone(cpu_timing_);
+        doc = evaluate_on(row, device, true, "time").doc;
+        id = ctx_.store->add_evaluation(doc, source);
+      }
+    } else {
+      doc = evaluate_on(row, device, ctx_.eval_base.timing, "eval").doc;
+      id = ctx_.store->add_evaluation(doc, source);
+    }
+    row.evaluation_id = id;
+    row.outcome = outcome_from_evaluation(doc, id);
+    row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+    return true;
+  }
+
+  // --- llm mode ---------------------------------------------------------------------------------
+
+  std::int64_t create_run(const StoredBenchProblem& row, const std::string& device) {
+    loop::RunOptions o = ctx_.options.run;
+    o.problem = row.problem;
+    o.device = device == "cpu" && o.target == "cpu" ? "" : device;
+    o.out_dir = (fs::path(ctx_.options.out_dir) / "problems" / row.name).string();
+    return ctx_.store->create_bench_run(ctx_.bench_id, row.name, o.problem, row.problem_sha256, o.target, o.llm,
+                                        loop::to_json(o));
+  }
+
+  std::map<std::string, std::string> environment() const {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return env;
+  }
+
+  bool run_llm(StoredBenchProblem& row, const std::string& device) {
+    auto start = Clock::now();
+    if (row.run_id == 0) {
+      row.run_id = create_run(row, device);
+      row.status = "running";
+    }
+    SpawnOptions spawn;
+    spawn.argv = {ctx_.kforge_exe.string()};
+    if (ctx_.config_path) spawn.argv.insert(spawn.argv.end(), {"--config", ctx_.config_path->string()});
+    spawn.argv.insert(spawn.argv.end(), {"run", "--resume", std::to_string(row.run_id), "--db", ctx_.db_path.string()});
+    spawn.env = environment();
+    spawn.log_cap_bytes = 1ull << 30;
+    fs::create_directories(ctx_.log_dir);
+    spawn.log_file = ctx_.log_dir / fmt::format("{}-run-{}.log", row.name, row.run_id);
+    auto child = Subprocess::spawn(spawn);
+    bool interrupted = false;
+    std::string line;
+    while (true) {
+      auto outcome = child->wait_line(Clock::now() + std::chrono::milliseconds(200), &line);
+      if (outcome == WaitOutcome::kExited) break;
+      if (cancelled() && !interrupted) {
+        ::kill(child->pid(), SIGINT);  // the run stops after its current step and can be resumed
+        interrupted = true;
+      }
+    }
+    child->finish(std::chrono::milliseconds(0));
+    auto run = ctx_.store->run(row.run_id);
+    if (interrupted && run && run->status != "finished") return false;  // resumed with the bench
+    json summary = loop::build_summary(*ctx_.store, row.run_id);
+    if (run && run->summary.is_object() && run->summary.contains("options")) {
+      fs::path best = fs::path(run->summary["options"].value("out_dir", "")) / "best.py";
+      if (summary.value("best", json()).is_object() && fs::exists(best)) summary["best_file"] = best.string();
+    }
+    row.outcome = outcome_from_run(summary);
+    if (run && run->status == "running")  // the child died without recording an end
+      row.outcome["message"] = fmt::format("kforge run ended with {}; log: {}", child->exit_status().describe(),
+                                           spawn.log_file.string());
+    row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+    return true;
+  }
+
+  BenchContext& ctx_;
+  Clock::time_point start_;
+  std::vector<StoredBenchProblem> rows_;
+  std::vector<std::size_t> todo_;
+  std::atomic<std::size_t> next_{0};
+  std::shared_mutex cpu_timing_;  // shared: checks; exclusive: a CPU timing
+};
+
+}  // namespace
+
+BenchOutcome run_bench(BenchContext& ctx) { return Runner(ctx).run(); }
+
+}  // namespace kforge::bench

@@ -1,0 +1,230 @@
+// `kforge bench SUITE --target T --llm KIND:MODEL` (a `kforge run` per problem) or
+// `kforge bench SUITE --target T --candidates DIR` (evaluate existing candidate files): runs a
+// suite end to end and writes its metrics and reports. `kforge bench --resume BENCH` continues
+// one that was interrupted or killed. The work is in src/bench/ and src/report/ (docs/bench.md).
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "bench/bench_options.h"
+#include "bench/bench_report.h"
+#include "bench/bench_runner.h"
+#include "bench/suite.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "cli/report_files.h"
+#include "config/config.h"
+#include "eval/overrides.h"
+#include "eval/worker_launch.h"
+#include "llm/cancel.h"
+#include "store/store.h"
+#include "target/target.h"
+#include "util/errors.h"
+#include "util/files.h"
+#include "util/hash.h"
+#include "util/paths.h"
+
+namespace kforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct BenchArgs {
+  bench::BenchOptions options;
+  std::string device_list, db;
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+  std::optional<double> temperature;
+  bool no_compile_baseline = false, no_sandbox = false;
+  std::int64_t resume = 0;
+};
+
+// A new bench: the suite, its candidates and the settings, all stored before anything runs.
+std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, Store& store) {
+  bench::BenchOptions& o = a.options;
+  const bool llm_mode = !o.run.llm.empty();
+  if (llm_mode == !o.candidates_dir.empty())
+    throw InputError("give either --llm KIND:MODEL (generate with a model) or --candidates DIR (evaluate files)");
+  o.mode = llm_mode ? "llm" : "candidates";
+  Target target = registry.get(o.run.target);  // an unknown target fails before a bench is created
+  auto problems = bench::discover_suite(o.suite);
+  if (!llm_mode) {
+    if (!fs::is_directory(o.candidates_dir))
+      throw InputError(fmt::format("--candidates: not a directory: {}", o.candidates_dir));
+    o.candidates_dir = fs::absolute(o.candidates_dir).lexically_normal().string();
+  }
+  o.devices = a.device_list.empty() ? std::vector<std::string>{target.device} : bench::parse_device_list(a.device_list);
+  if (o.jobs <= 0) {
+    // On a GPU one problem can build while another is timed; the CPU times best with nothing else running.
+    unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    o.jobs = o.devices == std::vector<std::string>{"cpu"} ? 1 : static_cast<int>(std::min<std::size_t>(cpus, 2 * o.devices.size()));
+  }
+  o.run.overrides = parse_overrides(a.sets);
+  o.run.compile_baseline = !a.no_compile_baseline;
+  o.run.sandbox = !a.no_sandbox;
+  o.run.temperature = a.temperature;
+  std::random_device rd;
+  o.run.seed = a.seed ? *a.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
+  if (!o.run.prompts_dir.empty()) o.run.prompts_dir = fs::absolute(o.run.prompts_dir).string();
+
+  std::vector<StoredBenchProblem> rows;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    StoredBenchProblem r;
+    r.position = static_cast<int>(i);
+    r.name = problems[i].name;
+    r.problem = problems[i].path.string();
+    r.problem_sha256 = sha256_hex(read_file(problems[i].path));
+    if (!llm_mode) r.candidate = bench::match_candidate(o.candidates_dir, problems[i]).string();
+    rows.push_back(std::move(r));
+  }
+  std::int64_t id = store.create_bench(o.mode, o.suite, o.run.target, bench::to_json(o), rows);
+  o.out_dir = o.out_dir.empty() ? (fs::current_path() / "kforge-out" / fmt::format("bench-{}", id)).string()
+                                : fs::absolute(o.out_dir).string();
+  // Stored again with the output directory (the bench id is only known now).
+  store.set_bench_options(id, bench::to_json(o));
+  return id;
+}
+
+int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
+  setup_logging(global);
+  llm::install_sigint_handler();
+  Config config = load_config(global.config_path);
+  auto registry = TargetRegistry::load(data_dir() / "targets");
+  fs::path db = !a.db.empty() ? fs::path(a.db)
+                              : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  db = fs::absolute(db);
+  Store store(db);
+
+  std::int64_t id = a.resume;
+  double prior_wall = 0;
+  if (id > 0) {
+    auto b = store.bench(id);
+    if (!b) throw InputError(fmt::format("no bench {} in {}", id, db.string()));
+    if (b->summary.is_object()) prior_wall = b->summary.value("wall_seconds", 0.0);
+    for (const auto& p : store.bench_problems(id))
+      if (p.status != "done" && (!fs::is_regular_file(p.problem) || sha256_hex(read_file(p.problem)) != p.problem_sha256))
+        throw InputError(fmt::format("{} changed or vanished since bench {} started; start a new bench", p.problem, id));
+    store.set_bench_status(id, "running");
+  } else {
+    if (a.options.suite.empty()) throw InputError("give a SUITE (directory, list file or glob), or --resume BENCH");
+    id = create_bench(a, registry, store);
+  }
+  bench::BenchOptions opt = bench::options_from_json(store.bench(id)->options);
+  if (a.resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript
+
+  bench::BenchContext ctx;
+  ctx.bench_id = id;
+  ctx.options = opt;
+  ctx.store = &store;
+  ctx.db_path = db;
+  ctx.config_path = global.config_path;
+  ctx.kforge_exe = fs::read_symlink("/proc/self/exe");
+  ctx.log_dir = state_dir() / "logs" / fmt::format("bench-{}", id);
+  ctx.cancel = &llm::global_cancel_flag();
+  ctx.prior_wall_seconds = prior_wall;
+  EvalOptions& e = ctx.eval_base;
+  e.target = registry.get(opt.run.target);
+  e.overrides = opt.run.overrides;
+  e.trials = opt.run.eval_trials;
+  e.reps = opt.run.eval_reps;
+  e.warmup = opt.run.eval_warmup;
+  e.compile_baseline = opt.run.compile_baseline;
+  e.threads = opt.run.threads;
+  e.timeout_s = opt.run.eval_timeout_s;
+  e.seed = opt.run.seed;
+  e.precision = opt.run.precision;
+  e.sandbox = opt.run.sandbox;
+  e.python = resolve_python(opt.run.python, config.get_string("worker.python").value_or(""));
+  if (!config.path.empty()) e.config_path = config.path;
+
+  auto rows = store.bench_problems(id);
+  int done = 0, failed = 0;
+  for (const auto& r : rows)
+    if (r.status == "done") {
+      ++done;
+      failed += !r.outcome.value("correct", false);
+    }
+  bench::BenchProgress progress(isatty(STDERR_FILENO) && !global.quiet, static_cast<int>(rows.size()), done, failed,
+                                opt.jobs);
+  ctx.progress = &progress;
+  if (opt.mode == "llm" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
+    progress.event("note: with --jobs > 1 on the CPU, the runs' timings disturb each other; use --jobs 1 for figures to compare");
+  progress.event(fmt::format("bench {}{}: {} problems ({} done) on {} with {}, {} at a time (resume with `kforge bench --resume {}`)",
+                             id, a.resume > 0 ? " resumed" : "", rows.size(), done, fmt::join(opt.devices, ","),
+                             opt.mode == "llm" ? opt.run.llm : "candidates from " + opt.candidates_dir, opt.jobs, id));
+  bench::BenchOutcome outcome = bench::run_bench(ctx);
+  progress.finish();
+  store.set_bench_status(id, outcome.status, {{"wall_seconds", outcome.wall_seconds}});
+
+  json doc = bench::build_bench_report(store, id);
+  auto written = write_bench_reports(doc, opt.out_dir);
+  if (outcome.status != "finished") {
+    fmt::print(stderr, "kforge: bench {} interrupted with {} of {} problems done\nresume with: kforge bench --resume {}\n",
+               id, outcome.done, outcome.total, id);
+    return kExitFailed;
+  }
+  if (!global.quiet) {
+    const json& m = doc["metrics"];
+    fmt::print("bench {}: {} of {} problems correct; fast_1 vs eager {:.0f}%; geomean speedup vs eager {} (all "
+               "problems, failed = 1.0); wall {:.1f} s\n",
+               id, m.value("correct", 0), m.value("problems", 0), 100 * m["fast_p"]["eager"].value("1", 0.0),
+               m["geomean_speedup"]["eager"]["all_problems"].is_number()
+                   ? fmt::format("{:.2f}x", m["geomean_speedup"]["eager"]["all_problems"].get<double>())
+                   : "-",
+               outcome.wall_seconds);
+    for (const auto& w : written) fmt::print("report: {}\n", w);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code) {
+  auto a = std::make_shared<BenchArgs>();
+  auto& o = a->options.run;
+  CLI::App* cmd = app.add_subcommand("bench", "Run a suite of problems end to end and report its metrics");
+  cmd->add_option("suite", a->options.suite, "Problems: a directory of KernelBench-format files, a list file or a glob");
+  cmd->add_option("-t,--target", o.target, "Target platform (see `kforge targets`)")->capture_default_str();
+  auto* llm = cmd->add_option("--llm", o.llm, "Generate with this model (KIND:ARGUMENT, as for `kforge run`)");
+  cmd->add_option("--candidates", a->options.candidates_dir,
+                  "Evaluate the files of DIR instead, DIR/<problem file name> for each problem")->excludes(llm);
+  cmd->add_option("--jobs", a->options.jobs, "Problems in progress at once (0: 1 on the CPU, 2 per GPU)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
+  cmd->add_option("--device", a->device_list, "Devices, comma-separated (cuda:0,cuda:1); default: the target's");
+  cmd->add_option("--resume", a->resume, "Continue bench BENCH from the store (settings as stored)");
+  cmd->add_option("-o,--out", a->options.out_dir, "Output directory (default ./kforge-out/bench-N)");
+  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  // Settings of each problem's `kforge run` (llm mode) and evaluations (both modes).
+  cmd->add_option("--llm-base-url", o.llm_base_url, "Server for openai:/anthropic:");
+  cmd->add_option("--samples", o.samples, "Independent candidates per round")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "Rounds per problem, the first generation round included")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--max-fix", o.max_fix, "Functional retries per candidate")->check(CLI::Range(0, 50))->capture_default_str();
+  cmd->add_option("--token-budget", o.max_tokens, "Per problem: stop starting rounds after this many tokens (0: no limit)")->capture_default_str();
+  cmd->add_option("--cost-budget", o.max_cost_usd, "Per problem: stop starting rounds after this cost in USD (0: no limit)")->capture_default_str();
+  cmd->add_option("--time-limit", o.time_limit_s, "Per problem: stop starting rounds after this many seconds (0: no limit)")->capture_default_str();
+  cmd->add_option("--patience", o.patience, "Stop a problem after this many rounds without improvement (0: never)")->capture_default_str();
+  cmd->add_option("--temperature", a->temperature, "Sampling temperature sent to the model");
+  cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");
+  cmd->add_option("--eval-trials", o.eval_trials, "Correctness trials per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--eval-reps", o.eval_reps, "Timed repetitions per function")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--eval-warmup", o.eval_warmup, "Untimed warm-up repetitions")->check(CLI::Range(0, 10000))->capture_default_str();
+  cmd->add_option("--eval-timeout", o.eval_timeout_s, "Seconds a candidate may take per run or timing block")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile of the references");
+  cmd->add_flag("--no-sandbox", a->no_sandbox, "Do not use bubblewrap");
+  cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
+  cmd->add_option("--set", a->sets, "Override a global of every problem: NAME=VALUE (repeatable)");
+  cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the bench)");
+  cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
+  cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
+  cmd->callback([a, &global, exit_code] { *exit_code = run_bench_command(*a, global); });
+}
+
+}  // namespace kforge
