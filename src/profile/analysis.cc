@@ -142,8 +142,9 @@ json analyze(const json& side, const json& sol) {
     const json ops = tp.value("host_ops", json::array());
     if (num(tp, "outside_torch_ops_us_per_call") >= 0.5 * wall)
       add("own_code", fmt::format("{:.0f}% of the call ({}) runs outside torch operators: the candidate's own "
-                                  "compiled code on {} threads", 100 * num(tp, "outside_torch_ops_us_per_call") / wall,
-                                  time_text(num(tp, "outside_torch_ops_us_per_call")), tp.value("threads", 0)));
+                                  "code (its compiled kernels and Python)",
+                                  100 * num(tp, "outside_torch_ops_us_per_call") / wall,
+                                  time_text(num(tp, "outside_torch_ops_us_per_call"))));
     else if (!ops.empty() && num(ops[0], "cpu_us_per_call") >= 0.1 * wall)
       add("host_op", fmt::format("{} takes {:.0f}% of the call ({} per call, {} threads)", ops[0].value("name", ""),
                                  100 * num(ops[0], "cpu_us_per_call") / wall, time_text(num(ops[0], "cpu_us_per_call")),
@@ -176,7 +177,8 @@ void render_side(std::string& out, const std::string& label, const json& side) {
     }
     out.back() = '\n';
   } else if (num(tp, "wall_us_per_call") > 0) {
-    out += fmt::format("  {} threads; host time per call {}: {:.0f}% in torch operators, {:.0f}% outside them (own code)\n",
+    out += fmt::format("  {} torch threads; host time per call under torch.profiler {}: {:.0f}% in torch operators, "
+                       "{:.0f}% outside them (own code)\n",
                        tp.value("threads", 0), time_text(num(tp, "wall_us_per_call")),
                        100 * num(tp, "host_ops_us_per_call") / num(tp, "wall_us_per_call"),
                        100 * num(tp, "outside_torch_ops_us_per_call") / num(tp, "wall_us_per_call"));

@@ -73,6 +73,7 @@ NcuExport export_ncu_report(const fs::path& ncu, const fs::path& report) {
     return run_command(argv, std::chrono::seconds(120));
   };
   auto details = page("details", {"--print-rule-details"});
+  if (details.exit_code != 0) details = page("details", {});  // versions before the rule-details option
   if (details.exit_code != 0) {
     out.error = fmt::format("ncu --import failed (exit {}): {}", details.exit_code, details.output.substr(0, 500));
     return out;
