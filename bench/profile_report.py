@@ -64,7 +64,7 @@ def sanity(docs):
                 if over:
                     out.append(f"- ABOVE 100%: {name} {label} `{k.get('short_name')}`: {over}")
             kernels = side.get("ncu", {}).get("kernels", [])
-            if name in ELEMENTWISE and kernels and sol.get("bytes") and sol.get("bandwidth_bytes_per_s"):
+            if name.split("-", 1)[-1] in ELEMENTWISE and kernels and sol.get("bytes") and sol.get("bandwidth_bytes_per_s"):
                 us = sum(x.get("duration_us_per_call", 0) for x in kernels)
                 bw = sol["bytes"] / (us / 1e6)
                 out.append(f"- {name} {label}: {sol['bytes'] / 1e6:.0f} MB in {us:.1f} µs of kernel time (ncu) = "
@@ -74,23 +74,27 @@ def sanity(docs):
     return out or ["- no ncu figures"]
 
 
-def peaks_table(run, device):
-    sheet = next((v for key, v in DATASHEETS.items() if key in device), None)
-    out = ["| figure | kforge measured | datasheet | measured / datasheet |", "|---|---|---|---|"]
-    for path in glob.glob(os.path.join(run, "cache", "peaks", "*.json")):
+def peaks_table(run):
+    out = ["| device | figure | kforge measured | datasheet | measured / datasheet |", "|---|---|---|---|---|"]
+    sources = set()
+    for path in sorted(glob.glob(os.path.join(run, "cache", "peaks", "*.json"))):
         peaks = json.load(open(path))
-        if peaks.get("key", {}).get("device") != "cuda":
+        key = peaks.get("key", {})
+        if key.get("device") != "cuda":
             continue
+        device = key.get("model", "?")
+        sheet = next((v for name, v in DATASHEETS.items() if name in device), None)
+        sources.add(sheet["source"] if sheet else f"none on file for {device}")
         bw = max(level["bytes_per_s"] for level in peaks["bandwidth"])
-        figures = [("copy bandwidth (1 GiB)", bw, sheet and sheet["bandwidth"], 1e9, "GB/s")]
+        figures = [("copy bandwidth (1 GiB copied)", bw, sheet and sheet["bandwidth"], 1e9, "GB/s")]
         for dtype, flops in sorted(peaks["flops"].items()):
             figures.append((f"{dtype} matmul", flops, sheet and sheet.get(dtype), 1e12, "TFLOP/s"))
         for label, measured, datasheet, scale, unit in figures:
-            out.append(f"| {label} | {measured / scale:.4g} {unit} | "
+            out.append(f"| {device} | {label} | {measured / scale:.4g} {unit} | "
                        f"{fmt(datasheet / scale if datasheet else None, '.4g', ' ' + unit)} | "
                        f"{fmt(100 * measured / datasheet if datasheet else None, '.0f', '%')} |")
     out.append("")
-    out.append(f"Datasheet: {sheet['source'] if sheet else 'none on file for ' + device}. The fp32 row is the CUDA-core "
+    out.append(f"Datasheet: {'; '.join(sorted(sources)) or 'no GPU peaks measured'}. The fp32 row is the CUDA-core "
                "rate (kforge's strict precision keeps TF32 off); fp16/bf16 are dense tensor-core rates.")
     return out
 
@@ -109,7 +113,7 @@ def main():
     notes = sorted({f"- {n}: {note}" for n, d in docs for note in d.get("notes", [])})
     lines += rows([(n, d) for n, d in docs if "error" not in d]) + [""]
     lines += ["## Do the figures make physical sense?", ""] + sanity(docs) + [""]
-    lines += ["## Peaks: measured by kforge vs datasheet", ""] + peaks_table(run, device) + [""]
+    lines += ["## Peaks: measured by kforge vs datasheet", ""] + peaks_table(run) + [""]
     if errors:
         lines += ["## Failed profiles", ""] + errors + [""]
     if notes:
