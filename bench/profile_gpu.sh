@@ -8,7 +8,7 @@
 #   json/           each profile document;  charts/  each roofline SVG
 #   ncu-csv/        each Nsight Compute report exported as CSV (details and raw pages), for the
 #                   parser's tests (src/profile/testdata)
-#   logs.tar.gz     kforge's output and the workers' logs
+#   logs.tar.gz     kforge's output, the workers' logs and tests/e2e/test_profile_gpu.py's result
 #
 #   bash bench/profile_gpu.sh                      # from the repository root
 # Environment: KFORGE_BIN (default dist/bin/kforge, then build/kforge), PYTHON (default
@@ -70,6 +70,14 @@ for tp in $RUNS; do
     fi
   done
 done
+
+if [ $(( $(date +%s) - START )) -lt $(( BUDGET - 90 )) ]; then
+  log "tests: tests/e2e/test_profile_gpu.py"
+  KFORGE_BIN=$KFORGE "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/e2e/test_profile_gpu.py > "$RUN/logs/tests.txt" 2>&1
+  log "tests: exit $? ($(tail -1 "$RUN/logs/tests.txt"))"
+else
+  log "tests: skipped (past the budget)"
+fi
 
 "$PYTHON" bench/profile_report.py "$RUN" > "$RUN/summary.md" 2> "$RUN/logs/report.log"
 tar -czf "$RUN/logs.tar.gz" -C "$RUN" logs state/logs 2>/dev/null

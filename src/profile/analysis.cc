@@ -89,10 +89,13 @@ json analyze(const json& side, const json& sol) {
     add("throughput", fmt::format("{} at {:.1f}% of peak in `{}` ({:.0f}% of the call's GPU time, {} per call)", unit,
                                   pct, k->value("short_name", ""), share, time_text(num(*k, "duration_us_per_call"))));
     // The rule ncu expects most from, when it expects something worth doing.
+    // Rules come ranked (ncu_report.h): the first optimisation with an estimate worth doing.
     for (const auto& r : k->value("rules", json::array()))
-      if (has(r, "estimated_speedup_pct") && r["estimated_speedup_pct"].get<double>() >= 5) {
-        add("ncu_rule", fmt::format("ncu {}: est. {:.0f}% speedup: {}", r.value("rule", ""),
-                                    r["estimated_speedup_pct"].get<double>(), one_line(r.value("description", ""))));
+      if (r.value("type", "") == "OPT" && has(r, "estimated_speedup_pct") && r["estimated_speedup_pct"].get<double>() >= 5) {
+        add("ncu_rule", fmt::format("ncu {}: est. {:.0f}% speedup ({}): {}", r.value("rule", ""),
+                                    r["estimated_speedup_pct"].get<double>(),
+                                    r.value("speedup_scope", "") == "global" ? "whole kernel" : "of the part concerned",
+                                    one_line(r.value("description", ""))));
         break;
       }
     const json stalls = k->value("stalls", json::array());

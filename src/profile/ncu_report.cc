@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -80,7 +81,8 @@ std::vector<NcuLaunch> parse_ncu_details(std::string_view csv) {
             section = column(header, "Section Name"), name = column(header, "Metric Name"),
             unit = column(header, "Metric Unit"), value = column(header, "Metric Value"),
             rule = column(header, "Rule Name"), rule_type = column(header, "Rule Type"),
-            rule_text = column(header, "Rule Description"), speedup = column(header, "Estimated Speedup");
+            rule_text = column(header, "Rule Description"), speedup = column(header, "Estimated Speedup"),
+            speedup_scope = column(header, "Estimated Speedup Type");
   if (name < 0 || value < 0)
     throw InputError("not an Nsight Compute details page: no \"Metric Name\"/\"Metric Value\" columns");
   std::vector<NcuLaunch> launches;
@@ -96,7 +98,7 @@ std::vector<NcuLaunch> parse_ncu_details(std::string_view csv) {
       l.metrics.push_back({cell(r, section), cell(r, name), cell(r, unit), parse_number(cell(r, value))});
     if (!cell(r, rule).empty() || !cell(r, rule_text).empty())
       l.rules.push_back({cell(r, section), cell(r, rule), cell(r, rule_type), cell(r, rule_text),
-                         parse_number(cell(r, speedup))});
+                         parse_number(cell(r, speedup)), cell(r, speedup_scope)});
   }
   return launches;
 }
@@ -174,21 +176,23 @@ double shared_bytes(const NcuLaunch& l, const Figure& f) {
   return m ? to_bytes(*m->value, m->unit) : 0.0;
 }
 
-// The resource whose per-SM block limit is smallest limits the theoretical occupancy.
+// The resources whose per-SM block limit is smallest limit the theoretical occupancy ("registers",
+// "registers and warps" on a tie); "none" when the theoretical occupancy is already 100 %.
 std::string occupancy_limiter(const NcuLaunch& l) {
+  if (auto theoretical = figure(l, kTheoretical); theoretical && *theoretical >= 100) return "none";
   const std::pair<const char*, Figure> limits[] = {
       {"registers", {"Block Limit Registers", "", "launch__occupancy_limit_registers"}},
       {"shared memory", {"Block Limit Shared Mem", "", "launch__occupancy_limit_shared_mem"}},
       {"warps", {"Block Limit Warps", "", "launch__occupancy_limit_warps"}},
-      {"blocks per SM", {"Block Limit SM", "", "launch__occupancy_limit_blocks"}}};
-  std::string best;
+      {"blocks per SM", {"Block Limit SM", "", "launch__occupancy_limit_blocks"}},
+      {"barriers", {"Block Limit Barriers", "", "launch__occupancy_limit_barriers"}}};
   double lowest = INFINITY;
   for (const auto& [what, f] : limits)
-    if (auto v = figure(l, f); v && *v < lowest) {
-      lowest = *v;
-      best = what;
-    }
-  return best;
+    if (auto v = figure(l, f)) lowest = std::min(lowest, *v);
+  std::string names;
+  for (const auto& [what, f] : limits)
+    if (auto v = figure(l, f); v && *v == lowest) names += (names.empty() ? "" : " and ") + std::string(what);
+  return names;
 }
 
 // smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio (WarpStateStats), or the
@@ -198,7 +202,8 @@ std::map<std::string, double> stall_cycles(const NcuLaunch& l) {
   std::map<std::string, double> out;
   for (const auto& m : l.metrics) {
     std::smatch match;
-    if (m.value && std::regex_match(m.name, match, per_issue) && match[1] != "not_issued")
+    // "selected" (the warp issued) and "not_issued" are not reasons for a stall.
+    if (m.value && std::regex_match(m.name, match, per_issue) && match[1] != "not_issued" && match[1] != "selected")
       out[match[1]] += *m.value;
   }
   return out;
@@ -266,9 +271,12 @@ std::vector<KernelProfile> summarize_kernels(const std::vector<NcuLaunch>& launc
     k.grid = longest->grid;
     for (const auto& r : longest->rules)
       if (r.type != "OK" && !r.description.empty()) k.rules.push_back(r);
-    std::stable_sort(k.rules.begin(), k.rules.end(), [](const NcuRule& a, const NcuRule& b) {
-      return a.estimated_speedup_pct.value_or(-1) > b.estimated_speedup_pct.value_or(-1);
-    });
+    // ncu's estimates: a global one is the whole kernel's, a local one only the affected part's.
+    auto rank = [](const NcuRule& r) {
+      return std::tuple(r.type == "OPT" && r.estimated_speedup_pct, r.speedup_scope == "global",
+                        r.estimated_speedup_pct.value_or(-1));
+    };
+    std::stable_sort(k.rules.begin(), k.rules.end(), [&](const NcuRule& a, const NcuRule& b) { return rank(a) > rank(b); });
     k.launches = (k.launches + calls - 1) / calls;
     k.duration_us = total_us / calls;
     out.push_back(std::move(k));
@@ -284,7 +292,7 @@ json to_json(const KernelProfile& k) {
   json rules = json::array();
   for (const auto& r : k.rules)
     rules.push_back({{"section", r.section}, {"rule", r.name}, {"type", r.type}, {"description", r.description},
-                     {"estimated_speedup_pct", opt(r.estimated_speedup_pct)}});
+                     {"estimated_speedup_pct", opt(r.estimated_speedup_pct)}, {"speedup_scope", r.speedup_scope}});
   return {{"name", k.name},
           {"short_name", short_kernel_name(k.name)},
           {"launches_per_call", k.launches},
@@ -307,20 +315,19 @@ json to_json(const KernelProfile& k) {
 
 std::string short_kernel_name(const std::string& name) {
   std::string text = name;
-  for (std::size_t pos; (pos = text.find("(anonymous namespace)")) != std::string::npos;)
-    text.replace(pos, 21, "anon");
-  std::string out;
-  int depth = 0;
-  for (char c : text) {
-    if (c == '(' && depth == 0) break;
-    if (c == '<') ++depth;
-    if (depth == 0) out += c;
-    if (c == '>' && depth > 0) --depth;
+  for (std::size_t pos; (pos = text.find("(anonymous namespace)")) != std::string::npos;) text.replace(pos, 21, "anon");
+  if (text.rfind("void ", 0) == 0) text = text.substr(5);
+  // The function's own name ends where its first template or argument list starts.
+  const std::size_t end = text.find_first_of("<(");
+  std::string base = text.substr(0, end);
+  if (auto pos = base.rfind("::"); pos != std::string::npos) base = base.substr(pos + 2);
+  // A single identifier as template argument names the real kernel (Kernel2<cutlass_80_simt_sgemm_...>).
+  if (end != std::string::npos && text[end] == '<') {
+    const std::size_t close = text.find('>', end);
+    const std::string arg = close == std::string::npos ? "" : text.substr(end + 1, close - end - 1);
+    if (!arg.empty() && arg.find_first_of(", <") == std::string::npos) base += "<" + arg + ">";
   }
-  // "void at::native::(anonymous namespace)::foo" -> the last component
-  if (auto pos = out.rfind("::"); pos != std::string::npos) out = out.substr(pos + 2);
-  if (out.rfind("void ", 0) == 0) out = out.substr(5);
-  return out.empty() ? name : out;
+  return base.empty() ? name : base;
 }
 
 }  // namespace kforge::profile

@@ -21,8 +21,9 @@ struct NcuMetric {
 };
 
 struct NcuRule {
-  std::string section, name, type, description;
+  std::string section, name, type, description;  // type: OPT (an optimisation), WRN, INF, ...
   std::optional<double> estimated_speedup_pct;
+  std::string speedup_scope;  // "global" (the whole kernel) or "local" (the part the rule is about)
 };
 
 // One kernel launch as ncu reports it.
@@ -52,11 +53,12 @@ struct KernelProfile {
   double duration_us = 0;  // summed over its launches
   std::optional<double> dram_pct, l2_pct, l1_pct, sm_pct, memory_pct;  // % of peak, duration-weighted
   std::optional<double> achieved_occupancy_pct, theoretical_occupancy_pct;
-  std::string occupancy_limiter;  // "registers", "shared memory", "warps", "blocks per SM"
+  std::string occupancy_limiter;  // "registers", "shared memory", "warps", "blocks per SM", "barriers", ties
+                                  // joined with " and "; "none" at 100 % theoretical occupancy
   std::optional<double> registers_per_thread, shared_bytes_per_block;
   std::string block, grid;
   std::vector<WarpStall> stalls;  // largest first, at most 5
-  std::vector<NcuRule> rules;     // with an estimated speedup first, largest first
+  std::vector<NcuRule> rules;     // optimisations with a whole-kernel estimate first, then local ones, largest first
 };
 
 // Groups launches by kernel name (in order of first launch) and divides counts and times by `calls`.
@@ -64,7 +66,7 @@ std::vector<KernelProfile> summarize_kernels(const std::vector<NcuLaunch>& launc
 
 nlohmann::json to_json(const KernelProfile& k);
 
-// Strips the argument list and template arguments from a demangled name, for display.
+// The kernel's own name from a demangled one ("void at::native::foo<float, 4>(float *)" -> "foo"), for display.
 std::string short_kernel_name(const std::string& name);
 
 }  // namespace kforge::profile

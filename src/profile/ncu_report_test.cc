@@ -59,7 +59,8 @@ TEST(NcuDetails, SummaryGroupsLaunchesAndDividesByCalls) {
   EXPECT_DOUBLE_EQ(*k.registers_per_thread, 32);
   EXPECT_DOUBLE_EQ(*k.shared_bytes_per_block, 16384);
   ASSERT_EQ(k.rules.size(), 2u);
-  EXPECT_EQ(k.rules[0].name, "LaunchConfiguration");  // the larger estimated speedup first
+  EXPECT_EQ(k.rules[0].name, "AchievedOccupancy");  // a whole-kernel estimate before a larger local one
+  EXPECT_EQ(k.rules[0].speedup_scope, "global");
   EXPECT_DOUBLE_EQ(kernels[1].duration_us, 1.25);      // 2.5 µs in one of 2 calls
   EXPECT_FALSE(kernels[1].dram_pct.has_value());
 }
@@ -94,6 +95,11 @@ TEST(NcuNames, ShortNamesDropArgumentsTemplatesAndNamespaces) {
                               "false, false>(float *, const float *, int, int, int, const bool *, int, bool)"),
             "softmax_warp_forward");
   EXPECT_EQ(short_kernel_name("triton_poi_fused_relu_0"), "triton_poi_fused_relu_0");
+  EXPECT_EQ(short_kernel_name("void Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(Params)"),
+            "Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>");
+  EXPECT_EQ(short_kernel_name("void unnamed>::cunn_SoftMaxForwardReg<float, float, float, unnamed>::SoftMaxForwardEpilogue, "
+                              "long, 8>(T3 *, const T1 *, T5)"),
+            "cunn_SoftMaxForwardReg");
 }
 
 }  // namespace
