@@ -24,11 +24,15 @@ std::string bytes_text(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
+std::string flops_text(double per_s) {
+  return per_s >= 1e12 ? fmt::format("{:.4g} TFLOP/s", per_s / 1e12) : fmt::format("{:.4g} GFLOP/s", per_s / 1e9);
+}
+
 std::string time_text(double us) {
   return us >= 1000 ? fmt::format("{:.3g} ms", us / 1000) : fmt::format("{:.3g} µs", us);
 }
 
-std::string one_line(std::string text, std::size_t max = 220) {
+std::string one_line(std::string text, std::size_t max = 360) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   if (text.size() > max) text = text.substr(0, max - 3) + "...";
   return text;
@@ -125,9 +129,9 @@ json analyze(const json& side, const json& sol) {
                                    num(ach, "bytes_per_s") / 1e9, num(ach, "pct_of_bandwidth"),
                                    num(sol, "bandwidth_bytes_per_s") / 1e9));
     else
-      add("arithmetic", fmt::format("{:.4g} GFLOP per call at {:.4g} GFLOP/s: {:.1f}% of the {:.4g} GFLOP/s kforge "
-                                    "measured ({})", num(sol, "flops") / 1e9, num(ach, "flops_per_s") / 1e9,
-                                    num(ach, "pct_of_peak_flops"), num(sol, "peak_flops_per_s") / 1e9,
+      add("arithmetic", fmt::format("{:.4g} GFLOP per call at {}: {:.1f}% of the {} kforge measured ({} matmul)",
+                                    num(sol, "flops") / 1e9, flops_text(num(ach, "flops_per_s")),
+                                    num(ach, "pct_of_peak_flops"), flops_text(num(sol, "peak_flops_per_s")),
                                     sol.value("dtype", "")));
   }
   // Launch overhead: the GPU idles between many small kernels.
@@ -170,7 +174,8 @@ void render_side(std::string& out, const std::string& label, const json& side) {
   out += "\n";
   const json tp = side.value("torch_profiler", json::object());
   if (num(tp, "kernels_per_call") > 0) {
-    out += fmt::format("  {:.0f} kernel launches per call ({} distinct), GPU busy {} per call:", num(tp, "kernels_per_call"),
+    out += fmt::format("  {:.0f} kernel launch{} per call ({} distinct), GPU busy {} per call:", num(tp, "kernels_per_call"),
+                       num(tp, "kernels_per_call") == 1 ? "" : "es",
                        tp.value("distinct_kernels", 0), time_text(num(tp, "device_busy_us_per_call")));
     int shown = 0;
     for (const auto& k : tp.value("kernels", json::array())) {
@@ -211,9 +216,9 @@ std::string render_text(const json& doc) {
   out += "\n";
   if (sol.contains("sol_ms"))
     out += fmt::format("Speed of light (kforge model): {:.4g} ms for {:.4g} GFLOP ({}) and {} at measured peaks of "
-                       "{:.4g} GFLOP/s and {:.4g} GB/s: {}-bound\n",
+                       "{} and {:.4g} GB/s: the problem is {}-bound\n",
                        num(sol, "sol_ms"), num(sol, "flops") / 1e9, sol.value("dtype", ""), bytes_text(num(sol, "bytes")),
-                       num(sol, "peak_flops_per_s") / 1e9, num(sol, "bandwidth_bytes_per_s") / 1e9,
+                       flops_text(num(sol, "peak_flops_per_s")), num(sol, "bandwidth_bytes_per_s") / 1e9,
                        sol.value("bound", "?"));
   const json sides = doc.value("sides", json::object());
   if (sides.contains("candidate")) render_side(out, "Candidate", sides["candidate"]);

@@ -148,6 +148,11 @@ std::string roofline_svg(const json& doc) {
     // Each unit's throughput as % of its peak in the main kernel of each side (Nsight Compute).
     svg += fmt::format("<g id=\"units\">\n<text x=\"{}\" y=\"{}\" font-weight=\"bold\">Main kernel, % of peak "
                        "(Nsight Compute)</text>\n", kPlotLeft, kBarsTop - 12);
+    svg += fmt::format("<rect x=\"{0}\" y=\"{1}\" width=\"10\" height=\"10\" fill=\"#d62728\"/><text x=\"{2}\" "
+                       "y=\"{3}\">candidate</text><rect x=\"{4}\" y=\"{1}\" width=\"10\" height=\"10\" "
+                       "fill=\"#1f77b4\"/><text x=\"{5}\" y=\"{3}\">reference</text>\n",
+                       kPlotLeft + kPlotWidth + 14, kBarsTop, kPlotLeft + kPlotWidth + 28, kBarsTop + 9,
+                       kPlotLeft + kPlotWidth + 104, kPlotLeft + kPlotWidth + 118);
     const std::pair<const char*, const char*> units[] = {
         {"dram_pct", "DRAM"}, {"l2_pct", "L2"}, {"l1_pct", "L1/shared"}, {"sm_pct", "SM"}, {"achieved_occupancy_pct", "occupancy"}};
     const double group_w = kPlotWidth / 5, bar_w = 22;
