@@ -43,7 +43,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::optional<std::uint64_t> seed;
   std::optional<double> temperature;
-  bool no_compile_baseline = false, no_sandbox = false;
+  bool no_compile_baseline = false, no_sandbox = false, no_profile = false;
   std::int64_t resume = 0;
   std::string record, db;
 };
@@ -100,6 +100,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
     registry.get(opt.target);  // an unknown target fails before a run is created
     opt.overrides = parse_overrides(a.sets);
     opt.compile_baseline = !a.no_compile_baseline;
+    opt.profile = !a.no_profile;
     opt.sandbox = !a.no_sandbox;
     opt.temperature = a.temperature;
     std::random_device rd;
@@ -211,6 +212,7 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   cmd->add_option("--eval-timeout", o.eval_timeout_s, "Seconds a candidate may take per run or timing block")->capture_default_str();
   cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile of the reference");
   cmd->add_flag("--no-sandbox", a->no_sandbox, "Do not use bubblewrap");
+  cmd->add_flag("--no-profile", a->no_profile, "Do not profile the best candidate for the performance analysis");
   cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
   cmd->add_option("--device", o.device, "Device to run on (default: the target's)");
   cmd->add_option("--set", a->sets, "Override a problem global: NAME=VALUE (repeatable)");

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "target/target.h"
 
@@ -38,6 +39,8 @@ struct EvalOptions {
   std::filesystem::path log_dir;                     // full logs of this evaluation
   std::optional<std::filesystem::path> config_path;  // hidden from the candidate
   std::map<std::string, std::string> worker_env;     // extra variables for both workers (set by kforge itself)
+  std::vector<std::string> reference_wrapper;        // a tool the reference worker runs under (ncu for `kforge profile`)
+  std::vector<std::string> candidate_wrapper;        // the same for the candidate, inside its sandbox
 };
 
 }  // namespace kforge

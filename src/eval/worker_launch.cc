@@ -102,8 +102,11 @@ LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const 
   spawn.env = worker_environment(role, options, dirs, threads);
   spawn.cwd = home;
   spawn.log_file = options.log_dir / (candidate ? "candidate.log" : "reference.log");
-  std::vector<std::string> command = {options.python, "-u", "-m", "kforge_worker", "serve", "--role",
-                                      candidate ? "candidate" : "reference"};
+  const std::vector<std::string> worker = {options.python, "-u", "-m", "kforge_worker", "serve", "--role",
+                                           candidate ? "candidate" : "reference"};
+  // A wrapper (Nsight Compute under `kforge profile`) runs inside the same sandbox as the worker.
+  std::vector<std::string> command = candidate ? options.candidate_wrapper : options.reference_wrapper;
+  command.insert(command.end(), worker.begin(), worker.end());
   LaunchedWorker launched;
   launched.isolation = "process-group";
   if (candidate) {

@@ -19,6 +19,7 @@
 #include "eval/evaluator.h"
 #include "llm/errors.h"
 #include "loop/speed_compare.h"
+#include "profile/profiler.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -107,6 +108,7 @@ class Refiner {
   json evaluate_step(const std::string& step, const fs::path& file, const std::string& source, bool timing, int trials);
   SampleOutcome run_sample(int round, int sample, const std::string& system, const std::string& user);
   std::vector<std::string> analyze(int round);
+  json profile_best(int round, const std::string& analyze_step);
   json base_context() const;
   json history_json() const;
   void accept(int round, const Attempt& a, const std::string& reason);
@@ -207,18 +209,42 @@ std::vector<std::string> Refiner::analyze(int round) {
   ctx["speedup_vs_compile"] = fmt2(doc.value("speedup_vs_compile", json()));
   if (doc.contains("problem_bytes")) ctx["problem_bytes"] = doc["problem_bytes"];
   if (doc.contains("sol") && !doc["sol"].is_null()) ctx["sol"] = doc["sol"].dump(2);
-  if (doc.contains("profile") && doc["profile"].is_object()) ctx["profile"] = doc["profile"].value("summary", "");
+  const std::string step = fmt::format("r{}.analyze", round);
+  json profile = profile_best(round, step);
+  if (profile.contains("summary")) ctx["profile"] = profile["summary"];
+  if (profile.contains("chart")) ctx["profile_chart"] = profile["chart"];
   llm::Request req;
   req.messages.push_back(llm::Message::text(llm::Role::kSystem, ctx_.prompts.render("analyze.system", ctx)));
   req.messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("analyze.user", ctx)));
   req.max_tokens = opt_.reply_max_tokens;
   req.temperature = opt_.temperature;
-  const std::string step = fmt::format("r{}.analyze", round);
   if (ctx_.progress) ctx_.progress->set_candidate(step, "performance analysis");
   auto recs = agent::parse_recommendations(call_llm(step, req).text);
   decide(round, step, "analysis", best_->sha256, {{"recommendations", recs}});
   event(fmt::format("round {}: {} recommendation(s) for {}", round, recs.size(), best_->step));
   return recs;
+}
+
+// The best candidate's profile (docs/profiling.md) for the analysis prompt: its compact text and
+// the roofline chart's path. Not needed when the analysis itself is already stored (a resumed run).
+json Refiner::profile_best(int round, const std::string& analyze_step) {
+  if (!opt_.profile || ctx_.store->llm_call(ctx_.run_id, analyze_step)) return json::object();
+  const std::string step = fmt::format("r{}.profile", round);
+  profile::ProfileOptions p;
+  p.eval = ctx_.eval_base;
+  p.eval.candidate = ctx_.work_dir / "candidates" / (best_->step + ".py");
+  p.eval.log_dir = ctx_.work_dir / "logs" / step;
+  p.reps = 8;  // the evaluation has timed it already: these calls only anchor the profile's percentages
+  p.profiler_reps = 3;
+  p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
+  EvalProgress progress{ctx_.progress, step};
+  json doc = profile::run_profile(p, on_eval_progress, &progress);
+  json detail = {{"candidate", best_->step}};
+  for (const char* key : {"summary", "chart", "analysis", "error", "notes"})
+    if (doc.contains(key)) detail[key] = doc[key];
+  decide(round, step, "profile", best_->sha256, detail);
+  if (doc.contains("error")) event(fmt::format("round {}: profile of {} failed: {}", round, best_->step, doc["error"].get<std::string>()));
+  return doc;
 }
 
 SampleOutcome Refiner::run_sample(int round, int sample, const std::string& system, const std::string& user) {

@@ -42,6 +42,7 @@ struct RunOptions {
   int eval_reps = 20;
   int eval_warmup = 2;
   bool compile_baseline = true;
+  bool profile = true;           // profile the best candidate for each analysis (kforge profile)
   int threads = 0;
   double eval_timeout_s = 120;
   std::uint64_t seed = 0;        // drawn once per run so every evaluation of the run uses the same inputs
