@@ -21,6 +21,8 @@ for c in "$ROOT/dist/bin/kforge" "$ROOT/build/kforge"; do
 done
 [ -n "$KFORGE" ] || { echo "gpu_bench: no kforge binary (build it or set KFORGE_BIN)"; exit 2; }
 export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=$RUN/state KFORGE_CACHE_DIR=$RUN/cache
+# A bundle carries Chart.js for the HTML report (the GPU machines lack Debian's libjs-chart.js).
+[ -z "${KFORGE_CHARTJS:-}" ] && [ -f "$ROOT/dist/share/chart.min.js" ] && export KFORGE_CHARTJS=$ROOT/dist/share/chart.min.js
 DEVICES=${DEVICES:-cuda:0}
 JOBS=${JOBS:-0}
 common=(--target cuda --candidates examples/candidates/cuda --device "$DEVICES" --jobs "$JOBS" --python "$PYTHON" --seed 1)

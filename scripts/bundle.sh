@@ -4,6 +4,7 @@
 #   dist/bin/kforge   stripped, RPATH $ORIGIN/../lib (DT_RPATH, so it also covers libcurl's own needs)
 #   dist/lib/         every shared library it loads except glibc, libstdc++ and libgcc_s
 #   dist/worker/ dist/targets/ dist/examples/ dist/prompts/   kforge's data (found next to bin/)
+#   dist/share/chart.min.js   Chart.js for HTML reports, where this machine has libjs-chart.js
 # Usage: scripts/bundle.sh [BUILD_DIR]   (default build; builds it first if needed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,10 @@ ldd "$dist/bin/kforge" | awk '/=> \// {print $3}' | while read -r lib; do
     *) cp -L "$lib" "$dist/lib/" ;;
   esac
 done
+
+# Chart.js for HTML reports (kforge reads it from $KFORGE_CHARTJS where Debian's libjs-chart.js is absent).
+chartjs=/usr/share/javascript/chart.js/chart.min.js
+[ -f "$chartjs" ] && mkdir -p "$dist/share" && cp "$chartjs" "$dist/share/chart.min.js"
 
 for d in worker/kforge_worker targets examples prompts; do
   [ -e "$d" ] && mkdir -p "$dist/$(dirname "$d")" && cp -r "$d" "$dist/$d"
