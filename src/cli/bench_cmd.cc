@@ -4,7 +4,7 @@
 // one that was interrupted or killed. The work is in src/bench/ and src/report/ (docs/bench.md).
 #include <unistd.h>
 
-#include <fstream>
+#include <algorithm>
 #include <random>
 #include <thread>
 

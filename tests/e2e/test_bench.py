@@ -2,6 +2,7 @@
 driving `kforge run` (--llm exec:), kill -9 and --resume, reports in all three formats, and the
 HTML report opened in headless Chromium. Three small problems keep each bench to seconds."""
 
+import fcntl
 import json
 import math
 import os
@@ -22,8 +23,10 @@ PROBLEMS = ROOT / "examples" / "problems"
 CPU_CANDIDATES = ROOT / "examples" / "candidates" / "cpu"
 # 13_channel_norm has no cpu candidate: the bench must count it as a failure.
 SUITE = ["01_relu", "12_swish", "13_channel_norm"]
+# Quick evaluations at a quarter of the problems' batch size; big enough that a busy machine's stalls
+# do not dwarf the kernels' times.
 QUICK = ["--no-compile-baseline", "--eval-reps", "5", "--eval-warmup", "1", "--eval-trials", "2", "--seed", "7",
-         "--set", "batch_size=8"]
+         "--set", "batch_size=16"]
 
 
 def write_suite(tmp: Path, names=SUITE) -> Path:
@@ -48,12 +51,22 @@ def geomean(values):
 
 @pytest.fixture(scope="module")
 def candidates_bench(kforge_bin, tmp_path_factory):
-    """One --candidates bench shared by the tests that read its results. With --jobs 2 on the CPU each
-    problem is checked in parallel, then timed alone."""
-    k = Kforge(kforge_bin, tmp_path_factory.mktemp("bench"))
-    proc = k.run("bench", write_suite(k.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--jobs", "2",
-                 "--out", k.tmp / "out", *QUICK)
-    return k, proc
+    """One --candidates bench shared by the tests that read its results, also across pytest-xdist
+    workers (the first one to get the lock runs it). With --jobs 2 on the CPU each problem is
+    checked in parallel, then timed alone."""
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's base is a folder of this run's base; without it, the run's base.
+    shared = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "candidates-bench"
+    shared.mkdir(exist_ok=True)
+    k = Kforge(kforge_bin, shared)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "result.json").exists():
+            proc = k.run("bench", write_suite(k.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--jobs",
+                         "2", "--out", k.tmp / "out", *QUICK)
+            (shared / "result.json").write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]))
+    returncode, stdout, stderr = json.loads((shared / "result.json").read_text())
+    return k, subprocess.CompletedProcess([], returncode, stdout, stderr)
 
 
 def test_candidates_bench_metrics(candidates_bench):
