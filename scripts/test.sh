@@ -13,6 +13,12 @@ start=$(date +%s)
 echo "== C++ unit tests (ctest)"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" || status=1
 
+# Speed-of-light checks compare against this machine's peaks, measured once and cached: measure them
+# now, on an idle machine, rather than inside the parallel tests that load it.
+echo "== this machine's peaks (speed of light), measured once"
+PYTHONPATH=worker .venv/bin/python -m kforge_worker peaks --device cpu --cache "$KFORGE_CACHE_DIR/peaks" \
+  --threads "$(nproc)" || status=1
+
 echo "== Python: worker unit tests and end-to-end tests (pytest)"
 .venv/bin/python -m pytest -q -rs -n "$jobs" -p no:cacheprovider --durations=15 \
   worker/tests tests || status=1

@@ -1,4 +1,6 @@
-"""Entry point: ``python -m kforge_worker serve --role reference|candidate``."""
+"""Entry point: ``python -m kforge_worker serve --role reference|candidate``, or
+``python -m kforge_worker peaks --device D --cache DIR [--threads N]`` to measure and cache a device's
+peaks (speed of light) ahead of time, e.g. before a parallel test run would load the machine."""
 
 import argparse
 import sys
@@ -9,7 +11,22 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="answer commands from kforge on stdin")
     serve.add_argument("--role", choices=["reference", "candidate"], required=True)
+    peaks = sub.add_parser("peaks", help="measure and cache the device's bandwidth and matmul peaks")
+    peaks.add_argument("--device", default="cpu")
+    peaks.add_argument("--cache", required=True, help="the peaks cache folder (<kforge cache>/peaks)")
+    peaks.add_argument("--threads", type=int, default=0, help="torch threads, as kforge eval will use")
+    peaks.add_argument("--remeasure", action="store_true")
     args = parser.parse_args(argv)
+
+    if args.command == "peaks":
+        import json
+
+        from kforge_worker import session, sol
+
+        session.setup(args.device, args.threads)
+        data = sol.device_peaks(args.device, args.cache, args.remeasure)
+        print(json.dumps({"cached": data["cached"], "bandwidth": data["bandwidth"], "flops": data["flops"]}))
+        return 0
 
     from kforge_worker import gpu_env, protocol
 

@@ -108,3 +108,18 @@ def test_flop_count_agrees_with_torch_flop_counter_mode():
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(*inputs)
         assert sol.count_flops(model, inputs) == counter.get_total_flops() > 0
+
+
+def test_peaks_command_measures_once_then_reads_the_cache(tmp_path, capsys):
+    import json
+
+    from kforge_worker.__main__ import main
+
+    threads = torch.get_num_threads()
+    assert main(["peaks", "--device", "cpu", "--cache", str(tmp_path), "--threads", "1"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["cached"] is False and first["bandwidth"] and first["flops"]["float32"] > 0
+    assert main(["peaks", "--device", "cpu", "--cache", str(tmp_path), "--threads", "1"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    torch.set_num_threads(threads)
+    assert second["cached"] is True and second["flops"] == first["flops"]
