@@ -99,8 +99,9 @@ sweep() {
 }
 
 failures() {
-  # Three failure/recovery pairs at a time: a GPU fault stays inside its own process's context.
-  printf '%s\n' illegal_address kernel_trap launch_failure device_oom hang | xargs -P 3 -I{} bash -c '
+  # One failure/recovery pair at a time: a fault stays inside its own process's context, but a hung
+  # kernel of one pair holds the GPU and would stall another pair's timing.
+  printf '%s\n' illegal_address kernel_trap launch_failure device_oom hang | xargs -P 1 -I{} bash -c '
     eval_one fail-{} examples/problems/01_relu.py tests/gpu_failures/{}.py cuda --timeout 10 --no-compile-baseline
     eval_one after-{} examples/problems/01_relu.py examples/candidates/cuda/01_relu.py cuda --no-compile-baseline \
       --trials 2 --reps 10'
