@@ -79,8 +79,8 @@ else
   log "tests: skipped (past the budget)"
 fi
 
-"$PYTHON" bench/profile_report.py "$RUN" > "$RUN/summary.md" 2> "$RUN/logs/report.log"
-tar -czf "$RUN/logs.tar.gz" -C "$RUN" logs state/logs 2>/dev/null
+"$PYTHON" bench/profile_report.py "$RUN" "$KFORGE_CACHE_DIR/peaks" > "$RUN/summary.md" 2> "$RUN/logs/report.log"
+tar -czf "$RUN/logs.tar.gz" --exclude="*.ncu-rep" -C "$RUN" logs state/logs 2>/dev/null
 rm -rf "$RUN/state" "$RUN/cache"
 cat "$RUN/summary.md"
 log "done in $(( $(date +%s) - START )) s; results in $RUN"

@@ -1,4 +1,4 @@
-"""Markdown summary of a bench/profile_gpu.sh run: python bench/profile_report.py RUN_DIR.
+"""Markdown summary of a bench/profile_gpu.sh run: python bench/profile_report.py RUN_DIR [PEAKS_DIR].
 
 Per problem and side: kforge's median, % of speed of light, Nsight Compute's kernel time and each
 unit's throughput as % of peak (raw, as ncu reports it), occupancy, the bound and the limiters;
@@ -74,10 +74,10 @@ def sanity(docs):
     return out or ["- no ncu figures"]
 
 
-def peaks_table(run):
+def peaks_table(peaks_dir):
     out = ["| device | figure | kforge measured | datasheet | measured / datasheet |", "|---|---|---|---|---|"]
     sources = set()
-    for path in sorted(glob.glob(os.path.join(run, "cache", "peaks", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(peaks_dir, "*.json"))):
         peaks = json.load(open(path))
         key = peaks.get("key", {})
         if key.get("device") != "cuda":
@@ -101,6 +101,7 @@ def peaks_table(run):
 
 def main():
     run = sys.argv[1]
+    peaks_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(run, "cache", "peaks")
     docs = []
     for path in sorted(glob.glob(os.path.join(run, "json", "*.json"))):
         try:
@@ -113,7 +114,7 @@ def main():
     notes = sorted({f"- {n}: {note}" for n, d in docs for note in d.get("notes", [])})
     lines += rows([(n, d) for n, d in docs if "error" not in d]) + [""]
     lines += ["## Do the figures make physical sense?", ""] + sanity(docs) + [""]
-    lines += ["## Peaks: measured by kforge vs datasheet", ""] + peaks_table(run) + [""]
+    lines += ["## Peaks: measured by kforge vs datasheet", ""] + peaks_table(peaks_dir) + [""]
     if errors:
         lines += ["## Failed profiles", ""] + errors + [""]
     if notes:

@@ -238,7 +238,12 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
   p.profiler_reps = 3;
   p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
   EvalProgress progress{ctx_.progress, step};
-  json doc = profile::run_profile(p, on_eval_progress, &progress);
+  json doc;
+  try {
+    doc = profile::run_profile(p, on_eval_progress, &progress);
+  } catch (const std::exception& e) {  // the analysis goes on without a profile
+    doc = {{"error", e.what()}};
+  }
   json detail = {{"candidate", best_->step}};
   for (const char* key : {"summary", "chart", "analysis", "error", "notes"})
     if (doc.contains(key)) detail[key] = doc[key];

@@ -61,3 +61,22 @@ def test_a_candidate_that_fails_to_build_is_reported(kforge):
     proc = kforge.run("profile", PROBLEMS / "01_relu.py", broken, "--target", "cpu", "--reps", "4", timeout=120)
     assert proc.returncode == 1
     assert "profile failed: the candidate worker failed while loading (compiling) the candidate" in proc.stderr
+
+
+def test_loop_analysis_prompt_carries_the_profile(kforge):
+    transcript = ROOT / "examples" / "transcripts" / "swish_cpu.jsonl"
+    record = kforge.tmp / "calls.jsonl"
+    proc = kforge.run("run", PROBLEMS / "12_swish.py", "--target", "cpu", "--llm", f"replay:{transcript}",
+                      "--replay-by-position", "--rounds", "2", "--out", kforge.tmp / "out", "--record", record,
+                      "--no-compile-baseline", "--eval-reps", "5", "--eval-warmup", "1", "--eval-trials", "2",
+                      "--seed", "7", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    prompts = ["".join(p.get("text", "") for m in c["request"]["messages"] if m["role"] == "user" for p in m["content"])
+               for c in calls]
+    analysis = next(p for p in prompts if p.startswith("# Performance analysis"))
+    assert "## Profile\n\n```text\nProfile of `12_swish` on cpu" in analysis
+    assert "limiter 1: " in analysis and "No profile is available" not in analysis
+    charts = list((kforge.tmp / "state" / "runs").glob("*/profiles/*.svg"))
+    assert len(charts) == 1
+    ET.parse(charts[0])
