@@ -69,7 +69,7 @@ def sanity(docs):
                 bw = sol["bytes"] / (us / 1e6)
                 out.append(f"- {name} {label}: {sol['bytes'] / 1e6:.0f} MB in {us:.1f} µs of kernel time (ncu) = "
                            f"{bw / 1e9:.0f} GB/s, {100 * bw / sol['bandwidth_bytes_per_s']:.0f}% of the "
-                           f"{sol['bandwidth_bytes_per_s'] / 1e9:.0f} GB/s kforge measured for copies; ncu's DRAM "
+                           f"{sol['bandwidth_bytes_per_s'] / 1e9:.0f} GB/s kforge measured (best of copy, read and write streams); ncu's DRAM "
                            f"throughput {fmt(main_kernel(side).get('dram_pct'))}%")
     return out or ["- no ncu figures"]
 
@@ -86,7 +86,7 @@ def peaks_table(peaks_dir):
         sheet = next((v for name, v in DATASHEETS.items() if name in device), None)
         sources.add(sheet["source"] if sheet else f"none on file for {device}")
         bw = max(level["bytes_per_s"] for level in peaks["bandwidth"])
-        figures = [("copy bandwidth (1 GiB copied)", bw, sheet and sheet["bandwidth"], 1e9, "GB/s")]
+        figures = [("DRAM bandwidth (best of 1 GiB copy, read, write)", bw, sheet and sheet["bandwidth"], 1e9, "GB/s")]
         for dtype, flops in sorted(peaks["flops"].items()):
             figures.append((f"{dtype} matmul", flops, sheet and sheet.get(dtype), 1e12, "TFLOP/s"))
         for label, measured, datasheet, scale, unit in figures:

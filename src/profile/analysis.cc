@@ -125,7 +125,7 @@ json analyze(const json& side, const json& sol) {
     out["peak_of"] = memory ? "measured bandwidth" : "measured FLOP/s";
     if (memory)
       add("bandwidth", fmt::format("moves at least {} per call at {:.4g} GB/s: {:.1f}% of the {:.4g} GB/s kforge "
-                                   "measured for copies of this size", bytes_text(num(sol, "bytes")),
+                                   "measured for memory streams of this size", bytes_text(num(sol, "bytes")),
                                    num(ach, "bytes_per_s") / 1e9, num(ach, "pct_of_bandwidth"),
                                    num(sol, "bandwidth_bytes_per_s") / 1e9));
     else
