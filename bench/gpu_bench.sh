@@ -13,12 +13,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUN=${OUT:-$ROOT/bench/results/$(date +%Y%m%d-%H%M%S)-bench}
 mkdir -p "$RUN"
-PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
-KFORGE=${KFORGE_BIN:-}
-for c in "$ROOT/dist/bin/kforge" "$ROOT/build/kforge"; do
-  [ -z "$KFORGE" ] && [ -x "$c" ] && KFORGE=$c
-done
+. "$ROOT/bench/gpu_env.sh"
 [ -n "$KFORGE" ] || { echo "gpu_bench: no kforge binary (build it or set KFORGE_BIN)"; exit 2; }
 export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=$RUN/state KFORGE_CACHE_DIR=$RUN/cache
 # A bundle carries Chart.js for the HTML report (the GPU machines lack Debian's libjs-chart.js).

@@ -26,16 +26,7 @@ mkdir -p "$RUN/json" "$RUN/logs"
 STEPS=$RUN/steps.tsv
 : > "$STEPS"
 
-PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
-KFORGE=${KFORGE_BIN:-}
-for c in "$ROOT/dist/bin/kforge" "$ROOT/build/kforge"; do
-  [ -z "$KFORGE" ] && [ -x "$c" ] && KFORGE=$c
-done
-for d in /usr/local/cuda/bin /opt/nvidia/nsight-compute/*/; do
-  [ -d "$d" ] && PATH=$PATH:${d%/}
-done
-export PATH
+. "$ROOT/bench/gpu_env.sh"
 # This checkout's worker/, targets/ and examples/ (a bundle's own copies may be older); state and
 # caches private to this run, so "cold" means cold.
 export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=$RUN/state KFORGE_CACHE_DIR=$RUN/cache KFORGE_BIN=$KFORGE PYTHON

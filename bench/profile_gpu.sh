@@ -23,16 +23,7 @@ BUDGET=${PROFILE_BUDGET_S:-540}
 RUN=${OUT:-$ROOT/bench/results/profile-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$RUN/json" "$RUN/charts" "$RUN/ncu-csv" "$RUN/logs"
 
-PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
-KFORGE=${KFORGE_BIN:-}
-for c in "$ROOT/dist/bin/kforge" "$ROOT/build/kforge"; do
-  [ -z "$KFORGE" ] && [ -x "$c" ] && KFORGE=$c
-done
-for d in /usr/local/cuda/bin /opt/nvidia/nsight-compute/*/; do
-  [ -d "$d" ] && PATH=$PATH:${d%/}
-done
-export PATH
+. "$ROOT/bench/gpu_env.sh"
 export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=$RUN/state KFORGE_CACHE_DIR=${KFORGE_CACHE_DIR:-$RUN/cache} PYTHONUNBUFFERED=1
 RUNS=${PROFILE_RUNS:-"cuda:01_relu cuda:03_softmax cuda:14_mean_std_tuple cuda:07_layernorm cuda:05_matmul cuda:08_linear_bias_relu"}
 

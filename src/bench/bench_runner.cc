@@ -15,10 +15,9 @@
 #include "eval/evaluator.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
+#include "util/environment.h"
 #include "util/files.h"
 #include "util/subprocess.h"
-
-extern char** environ;
 
 namespace kforge::bench {
 
@@ -149,16 +148,6 @@ class Runner {
                                         loop::to_json(o));
   }
 
-  std::map<std::string, std::string> environment() const {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    return env;
-  }
-
   bool run_llm(StoredBenchProblem& row, const std::string& device) {
     auto start = Clock::now();
     if (row.run_id == 0) {
@@ -169,7 +158,7 @@ class Runner {
     spawn.argv = {ctx_.kforge_exe.string()};
     if (ctx_.config_path) spawn.argv.insert(spawn.argv.end(), {"--config", ctx_.config_path->string()});
     spawn.argv.insert(spawn.argv.end(), {"run", "--resume", std::to_string(row.run_id), "--db", ctx_.db_path.string()});
-    spawn.env = environment();
+    spawn.env = current_environment();
     spawn.log_cap_bytes = 1ull << 30;
     fs::create_directories(ctx_.log_dir);
     spawn.log_file = ctx_.log_dir / fmt::format("{}-run-{}.log", row.name, row.run_id);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/markup.h"
+
 namespace kforge::profile {
 
 using json = nlohmann::json;
@@ -13,20 +15,6 @@ namespace {
 
 constexpr double kWidth = 1080, kPlotLeft = 80, kPlotTop = 40, kPlotWidth = 520, kPlotHeight = 300;
 constexpr double kBarsTop = kPlotTop + kPlotHeight + 70, kBarsHeight = 150;
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 double num(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0; }
 
@@ -70,8 +58,8 @@ std::string roofline_svg(const json& doc) {
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       kWidth, height);
   svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Roofline: {} on {} ({})</text>\n",
-                     kPlotLeft, escape(doc.value("problem_name", "")), escape(doc.value("target", "")),
-                     escape(doc.value("device_name", doc.value("device", ""))));
+                     kPlotLeft, escape_markup(doc.value("problem_name", "")), escape_markup(doc.value("target", "")),
+                     escape_markup(doc.value("device_name", doc.value("device", ""))));
   if (peak <= 0 || bandwidth <= 0) {
     svg += fmt::format("<text x=\"{}\" y=\"{}\">No measured peaks: no speed-of-light figures in this profile.</text>\n",
                        kPlotLeft, kPlotTop + 40);
@@ -122,12 +110,12 @@ std::string roofline_svg(const json& doc) {
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">memory roof {} (measured)</text>\n",
                      x(x_lo) + 6, y(x_lo * bandwidth) - 8, si(bandwidth, "B/s"));
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">compute roof {} {} "
-                     "(measured)</text>\n", x(x_hi) - 6, y(peak) - 6, si(peak, "FLOP/s"), escape(sol.value("dtype", "")));
+                     "(measured)</text>\n", x(x_hi) - 6, y(peak) - 6, si(peak, "FLOP/s"), escape_markup(sol.value("dtype", "")));
   double legend_y = kPlotTop + 10;
   for (const auto& p : points) {
     if (p.flops_per_s <= 0) continue;
     svg += fmt::format("<circle class=\"point\" data-side=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\"/>\n",
-                       escape(p.label), x(p.intensity), y(p.flops_per_s), p.color);
+                       escape_markup(p.label), x(p.intensity), y(p.flops_per_s), p.color);
     const double roof = std::min(peak, p.intensity * bandwidth);
     const std::string value = p.placed_by_bandwidth ? si(p.flops_per_s / x_lo, "B/s") : si(p.flops_per_s, "FLOP/s");
     const std::string detail = p.placed_by_bandwidth
@@ -137,9 +125,9 @@ std::string roofline_svg(const json& doc) {
                                                  p.intensity);
     svg += fmt::format("<circle cx=\"{}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"/><text x=\"{}\" y=\"{:.1f}\" "
                        "font-size=\"12\">{}: {}</text>\n", kPlotLeft + kPlotWidth + 14, legend_y, p.color,
-                       kPlotLeft + kPlotWidth + 24, legend_y + 4, escape(p.label), escape(value));
+                       kPlotLeft + kPlotWidth + 24, legend_y + 4, escape_markup(p.label), escape_markup(value));
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
-                       kPlotLeft + kPlotWidth + 24, legend_y + 20, escape(detail));
+                       kPlotLeft + kPlotWidth + 24, legend_y + 20, escape_markup(detail));
     legend_y += 44;
   }
   svg += "</g>\n";

@@ -4,26 +4,11 @@
 
 #include "report/markdown_report.h"
 #include "report/metrics.h"
+#include "util/markup.h"
 
 namespace kforge::report {
 
 using json = nlohmann::json;
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -72,11 +57,11 @@ std::string problems_table(const json& problems) {
     t += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>",
-        p.value("correct", false) ? "ok" : "failed", html_escape(p.value("name", "")),
-        html_escape(p.value("status", "")), num(p.value("candidate_ms", json())), num(p.value("eager_ms", json())),
+        p.value("correct", false) ? "ok" : "failed", escape_markup(p.value("name", "")),
+        escape_markup(p.value("status", "")), num(p.value("candidate_ms", json())), num(p.value("eager_ms", json())),
         num(p.value("compile_ms", json())), format_speedup(p.value("speedup_vs_eager", json())),
         format_speedup(p.value("speedup_vs_compile", json())), num(p.value("sol_pct", json()), "{:.3g}"),
-        num(p.value("wall_seconds", json()), "{:.1f}"), html_escape(p.value("message", "")));
+        num(p.value("wall_seconds", json()), "{:.1f}"), escape_markup(p.value("message", "")));
   }
   return t + "</tbody></table>";
 }
@@ -182,10 +167,10 @@ std::string html_report(const json& doc, const std::string& chart_js_source) {
   std::string settings = fmt::format(
       "<dl><dt>mode</dt><dd>{}</dd><dt>target</dt><dd>{} on {}</dd><dt>precision policy</dt><dd>{}</dd>"
       "<dt>status</dt><dd>{} ({} of {} problems done)</dd><dt>wall time</dt><dd>{} s</dd>",
-      html_escape(b.value("mode", "") == "llm" ? "llm: " + b.value("llm", "")
+      escape_markup(b.value("mode", "") == "llm" ? "llm: " + b.value("llm", "")
                                                : "candidates from " + b.value("candidates_dir", "")),
-      html_escape(b.value("target", "")), html_escape(b.value("devices", json::array()).dump()),
-      html_escape(b.value("precision", "")), html_escape(b.value("status", "")), m.value("done", 0),
+      escape_markup(b.value("target", "")), escape_markup(b.value("devices", json::array()).dump()),
+      escape_markup(b.value("precision", "")), escape_markup(b.value("status", "")), m.value("done", 0),
       m.value("problems_in_suite", 0), num(b.value("wall_seconds", json()), "{:.1f}"));
   settings += fmt::format("<dt>correct</dt><dd>{} of {} ({})</dd>", m.value("correct", 0), m.value("problems", 0),
                           format_percent(m.value("correctness_rate", json())));
@@ -208,8 +193,8 @@ std::string html_report(const json& doc, const std::string& chart_js_source) {
   };
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  out += fmt::format("<title>{}</title><style>{}</style></head><body>\n", html_escape(title), kStyle);
-  out += fmt::format("<h1>{}</h1>\n{}\n<h2>Results</h2>\n{}\n", html_escape(title), settings, metrics_table(m));
+  out += fmt::format("<title>{}</title><style>{}</style></head><body>\n", escape_markup(title), kStyle);
+  out += fmt::format("<h1>{}</h1>\n{}\n<h2>Results</h2>\n{}\n", escape_markup(title), settings, metrics_table(m));
   out += "<h2>Charts</h2>\n";
   out += figure("chart-fastp", "fast_p over p: share of all problems that are correct and faster than the baseline by "
                                "more than p; one point per problem.");

@@ -15,7 +15,4 @@ namespace kforge::report {
 
 std::string html_report(const nlohmann::json& doc, const std::string& chart_js_source);
 
-// Escapes &, <, >, " and ' for HTML text and attribute values.
-std::string html_escape(const std::string& s);
-
 }  // namespace kforge::report

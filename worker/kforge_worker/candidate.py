@@ -98,20 +98,10 @@ class CandidateSession:
             events = self.watch.end_timing()
         return {"times_ms": times, "events": events, "tampered": self.watch.tampered()}
 
-    def profiled_call(self, req: dict):
-        """The timed call (on the timing inputs), for `kforge profile`."""
-        model, inputs = self.model, self.timing_inputs
-
-        def call():
-            with torch.no_grad():
-                model(*inputs)
-
-        return call, self.device
-
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,
                 "time": self.time, "timing_inputs": self.timing_inputs_cmd, "timing_outputs": self.timing_outputs,
-                **profiling.handlers(self.profiled_call)}
+                **profiling.handlers(self)}
 
 
 def _copy_matching_state(model: torch.nn.Module, reference_state: dict) -> dict:

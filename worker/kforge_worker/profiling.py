@@ -122,15 +122,22 @@ def profile_range(call, device: str, reps: int, warmup: int = 2) -> dict:
     return {"reps": reps, "wall_seconds": wall}
 
 
-def handlers(forward_fn) -> dict:
-    """The two commands for a worker; `forward_fn(req)` returns the zero-argument call to profile and
-    its device."""
+def handlers(session) -> dict:
+    """The two commands for a worker session: both profile ``session.model`` called on the timing
+    inputs (``session.timing_inputs``, set when timing was prepared) on ``session.device``."""
+    def forward():
+        model, inputs = session.model, session.timing_inputs
+
+        def call():
+            with torch.no_grad():
+                model(*inputs)
+
+        return call, session.device
+
     def profile_cmd(req: dict) -> dict:
-        call, device = forward_fn(req)
-        return profile(call, device, int(req.get("reps", 10)))
+        return profile(*forward(), int(req.get("reps", 10)))
 
     def profile_range_cmd(req: dict) -> dict:
-        call, device = forward_fn(req)
-        return profile_range(call, device, int(req.get("reps", 1)))
+        return profile_range(*forward(), int(req.get("reps", 1)))
 
     return {"profile": profile_cmd, "profile_range": profile_range_cmd}

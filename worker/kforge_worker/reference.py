@@ -139,17 +139,7 @@ class ReferenceSession:
     def handlers(self):
         return {"load_problem": self.load_problem, "make_trial": self.make_trial, "check": self.check,
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
-                **profiling.handlers(self.profiled_call)}
-
-    def profiled_call(self, req: dict):
-        """The eager reference on the timing inputs, for `kforge profile`."""
-        model, inputs = self.model, self.timing_inputs
-
-        def call():
-            with torch.no_grad():
-                model(*inputs)
-
-        return call, self.device
+                **profiling.handlers(self)}
 
     def _forward(self, inputs):
         with torch.no_grad():
