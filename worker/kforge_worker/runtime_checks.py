@@ -28,6 +28,8 @@ from typing import List
 
 import torch
 
+from kforge_worker import dispatch_mode
+
 _BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "torch/utils/cpp_extension.py",
                  "torch/_inductor/", "torch/_dynamo/", "triton/", "torch/utils/_cpp_extension_versioner.py")
 _FRAME_HELPERS = ("/inspect.py", "/traceback.py", "/linecache.py")
@@ -122,38 +124,21 @@ def _raw_clone(t: torch.Tensor):
         return torch.Tensor.clone(torch.Tensor.detach(t)).cpu()
 
 
-class _OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+class _OpRecorder(dispatch_mode.LightDispatchMode):
     """Records the overload packet name of every aten operator dispatched while it is active."""
 
     def __init__(self, ops: set):
         super().__init__()
         self._ops = ops
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable, which imports all of
-        # dynamo (about a second of CPU) on the first operator. That guard only matters where
-        # compiled code can run, and none can before torch._dynamo is imported: see _op_recorder.
-        return False
-
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self._ops.add(func.overloadpacket.__name__)
         return func(*args, **(kwargs or {}))
 
 
-class _CompileSafeOpRecorder(_OpRecorder):
-    """The same recorder with torch's guard: dynamo never traces its __torch_dispatch__."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return True
-
-    __torch_dispatch__ = _OpRecorder.__torch_dispatch__  # wrapped by TorchDispatchMode.__init_subclass__
-
-
 def _op_recorder(ops: set) -> _OpRecorder:
-    """An operator recorder; the dynamo-guarded one once torch._dynamo is loaded (torch.compile in use)."""
-    return (_CompileSafeOpRecorder if "torch._dynamo" in sys.modules else _OpRecorder)(ops)
+    """An operator recorder (with torch's dynamo guard once torch.compile is in use)."""
+    return dispatch_mode.make(_OpRecorder, ops)
 
 
 class Watch:

@@ -17,14 +17,12 @@ import json
 import os
 import platform
 import socket
-import sys
 import time
 from typing import Optional
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from kforge_worker import tensors
+from kforge_worker import dispatch_mode, tensors
 
 PEAKS_VERSION = 2  # 2: GPU bandwidth is the best of copy, read and write streams, timed with events
 # (bytes per buffer) for the CPU bandwidth levels: inside L2, inside a typical L3, far beyond it.
@@ -34,18 +32,14 @@ GPU_COPY_BYTES = 1 << 30
 GPU_MATMUL_N = {torch.float32: 8192, torch.float16: 8192, torch.bfloat16: 8192, torch.float64: 4096}
 
 
-class _FlopCounter(TorchDispatchMode):
+class _FlopCounter(dispatch_mode.LightDispatchMode):
     """torch.utils.flop_counter's formulas summed over one call, as FlopCounterMode counts them
-    (operators without a formula are decomposed first), without its per-module table. Like
-    runtime_checks._OpRecorder it does not import torch._dynamo before compiled code can run."""
+    (operators without a formula are decomposed first), without its per-module table and without
+    importing torch._dynamo before compiled code can run (dispatch_mode)."""
 
     def __init__(self):
         super().__init__()
         self.flops = 0
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         from torch.utils.flop_counter import flop_registry
@@ -63,16 +57,8 @@ class _FlopCounter(TorchDispatchMode):
         return out
 
 
-class _CompileSafeFlopCounter(_FlopCounter):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return True
-
-    __torch_dispatch__ = _FlopCounter.__torch_dispatch__  # wrapped by TorchDispatchMode.__init_subclass__
-
-
 def count_flops(model, inputs) -> int:
-    counter = (_CompileSafeFlopCounter if "torch._dynamo" in sys.modules else _FlopCounter)()
+    counter = dispatch_mode.make(_FlopCounter)
     with torch.no_grad(), counter:
         model(*inputs)
     return int(counter.flops)
