@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/report_files.h"
+#include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/overrides.h"
 #include "eval/worker_launch.h"
@@ -98,9 +99,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   llm::install_sigint_handler();
   Config config = load_config(global.config_path);
   auto registry = TargetRegistry::load(data_dir() / "targets");
-  fs::path db = !a.db.empty() ? fs::path(a.db)
-                              : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
-  db = fs::absolute(db);
+  fs::path db = fs::absolute(store_path(a.db, config));
   Store store(db);
 
   std::int64_t id = a.resume;

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/evaluator.h"
 #include "eval/worker_launch.h"
@@ -78,7 +79,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   EvalResult result = evaluate(opt, print_progress, &tty);
   if (tty) fmt::print(stderr, "\r\033[K");
 
-  fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  fs::path db = store_path(a.db, config);
   Store store(db);
   std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
   result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};

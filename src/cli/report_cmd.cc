@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/report_files.h"
+#include "cli/store_path.h"
 #include "config/config.h"
 #include "loop/run_summary.h"
 #include "report/html_report.h"
@@ -59,8 +60,7 @@ std::string render(const ReportArgs& a, const Store& store, const std::filesyste
 int run_report(const ReportArgs& a, const GlobalOptions& global) {
   setup_logging(global);
   Config config = load_config(global.config_path);
-  std::filesystem::path db = !a.db.empty() ? std::filesystem::path(a.db)
-                                           : std::filesystem::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  std::filesystem::path db = store_path(a.db, config);
   Store store(db);
   std::string text = render(a, store, db);
   if (a.out.empty()) {

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/worker_launch.h"
 #include "llm/cancel.h"
@@ -73,8 +74,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   llm::install_sigint_handler();
   Config config = load_config(global.config_path);
   auto registry = TargetRegistry::load(data_dir() / "targets");
-  fs::path db = !a.db.empty() ? fs::path(a.db)
-                              : fs::path(config.get_string("store.path").value_or(Store::default_path().string()));
+  fs::path db = store_path(a.db, config);
   Store store(db);
 
   loop::RunOptions opt;
