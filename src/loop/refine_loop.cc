@@ -124,6 +124,7 @@ class Refiner {
   std::int64_t tokens_ = 0;
   double cost_ = 0;
   std::optional<BestCandidate> best_;
+  std::optional<std::pair<std::string, json>> last_profile_;  // the best candidate's sha256 and profile
   std::vector<HistoryLine> history_;
   int stale_rounds_ = 0;
   std::string reference_, notes_, example_reference_, example_candidate_, transfer_;
@@ -230,19 +231,24 @@ std::vector<std::string> Refiner::analyze(int round) {
 json Refiner::profile_best(int round, const std::string& analyze_step) {
   if (!opt_.profile || ctx_.store->llm_call(ctx_.run_id, analyze_step)) return json::object();
   const std::string step = fmt::format("r{}.profile", round);
-  profile::ProfileOptions p;
-  p.eval = ctx_.eval_base;
-  p.eval.candidate = ctx_.work_dir / "candidates" / (best_->step + ".py");
-  p.eval.log_dir = ctx_.work_dir / "logs" / step;
-  p.reps = 8;  // the evaluation has timed it already: these calls only anchor the profile's percentages
-  p.profiler_reps = 3;
-  p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
-  EvalProgress progress{ctx_.progress, step};
   json doc;
-  try {
-    doc = profile::run_profile(p, on_eval_progress, &progress);
-  } catch (const std::exception& e) {  // the analysis goes on without a profile
-    doc = {{"error", e.what()}};
+  if (last_profile_ && last_profile_->first == best_->sha256) {
+    doc = last_profile_->second;  // the best candidate has not changed since the last round's profile
+  } else {
+    profile::ProfileOptions p;
+    p.eval = ctx_.eval_base;
+    p.eval.candidate = ctx_.work_dir / "candidates" / (best_->step + ".py");
+    p.eval.log_dir = ctx_.work_dir / "logs" / step;
+    p.reps = 8;  // the evaluation has timed it already: these calls only anchor the profile's percentages
+    p.profiler_reps = 3;
+    p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
+    EvalProgress progress{ctx_.progress, step};
+    try {
+      doc = profile::run_profile(p, on_eval_progress, &progress);
+    } catch (const std::exception& e) {  // the analysis goes on without a profile
+      doc = {{"error", e.what()}};
+    }
+    last_profile_ = {best_->sha256, doc};
   }
   json detail = {{"candidate", best_->step}};
   for (const char* key : {"summary", "chart", "analysis", "error", "notes"})
