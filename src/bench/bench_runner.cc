@@ -13,6 +13,7 @@
 
 #include "bench/outcome.h"
 #include "eval/evaluator.h"
+#include "eval/worker_pool.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
 #include "util/environment.h"
@@ -95,7 +96,7 @@ class Runner {
     e.device = device;
     e.timing = timing;
     e.log_dir = ctx_.log_dir / fmt::format("{}-{}", row.name, tag);
-    return evaluate(e);
+    return evaluate(e, nullptr, nullptr, &workers_);
   }
 
   // Returns true when the problem is done (its outcome set in `row`).
@@ -195,6 +196,7 @@ class Runner {
   std::vector<std::size_t> todo_;
   std::atomic<std::size_t> next_{0};
   std::shared_mutex cpu_timing_;  // shared: checks; exclusive: a CPU timing
+  WorkerPool workers_;            // a problem's reference process serves its check and its timing
 };
 
 }  // namespace

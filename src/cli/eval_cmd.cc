@@ -1,4 +1,6 @@
-// `kforge eval PROBLEM CANDIDATE --target T`: evaluate one candidate, print a summary, store it.
+// `kforge eval PROBLEM CANDIDATE... --target T`: evaluate candidates in turn, print a summary of
+// each, store them. Several candidates share a worker pool: the reference process is kept, and
+// each next candidate's process starts while the one before is checked.
 #include <unistd.h>
 
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "config/config.h"
 #include "eval/evaluator.h"
 #include "eval/worker_launch.h"
+#include "eval/worker_pool.h"
 #include "store/store.h"
 #include "target/target.h"
 #include "util/errors.h"
@@ -30,7 +33,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalArgs {
-  std::string problem, candidate, target = "cpu", device;
+  std::string problem, target = "cpu", device;
+  std::vector<std::string> candidates;
   std::vector<std::string> sets;
   int shapes = 0, trials = 5, reps = 30, warmup = 3, threads = 0;
   double timeout_s = 120, sol_slack = 3.0, speedup_warn = 20.0;
@@ -39,9 +43,15 @@ struct EvalArgs {
   std::optional<std::uint64_t> seed;
 };
 
+struct Progress {
+  bool tty = false;
+  std::string label;  // "eval" or "eval 2/5"
+};
+
 void print_progress(const std::string& phase, void* user) {
-  if (*static_cast<bool*>(user)) fmt::print(stderr, "\r\033[K[eval] {}", phase);
-  else spdlog::info("eval: {}", phase);
+  const auto& p = *static_cast<Progress*>(user);
+  if (p.tty) fmt::print(stderr, "\r\033[K[{}] {}", p.label, phase);
+  else spdlog::info("{}: {}", p.label, phase);
 }
 
 int run_eval(const EvalArgs& a, const GlobalOptions& global) {
@@ -50,9 +60,10 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   auto registry = TargetRegistry::load(data_dir() / "targets");
   EvalOptions opt;
   opt.problem = a.problem;
-  opt.candidate = a.candidate;
   if (!fs::is_regular_file(opt.problem)) throw InputError(fmt::format("problem file not found: {}", a.problem));
-  if (!fs::is_regular_file(opt.candidate)) throw InputError(fmt::format("candidate file not found: {}", a.candidate));
+  // Every name is checked before the first evaluation starts, so a typo costs nothing.
+  for (const auto& c : a.candidates)
+    if (!fs::is_regular_file(c)) throw InputError(fmt::format("candidate file not found: {}", c));
   opt.target = registry.get(a.target);
   opt.device = a.device.empty() ? opt.target.device : a.device;
   opt.overrides = parse_overrides(a.sets);
@@ -72,36 +83,54 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   opt.speedup_warn_factor = a.speedup_warn;
   opt.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) opt.config_path = config.path;
-  opt.log_dir = state_dir() / "logs" /
-                fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
-
-  bool tty = isatty(STDERR_FILENO) && !global.quiet;
-  EvalResult result = evaluate(opt, print_progress, &tty);
-  if (tty) fmt::print(stderr, "\r\033[K");
-
+  const std::string log_base = fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   fs::path db = store_path(a.db, config);
   Store store(db);
-  std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
-  result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
 
+  const std::size_t n = a.candidates.size();
+  WorkerPool pool(n > 1 ? 1 : 0);
+  Progress progress{isatty(STDERR_FILENO) && !global.quiet, "eval"};
+  nlohmann::json docs = nlohmann::json::array();
+  int exit_code = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    opt.candidate = a.candidates[i];
+    opt.log_dir = state_dir() / "logs" / (n > 1 ? fmt::format("{}-{}", log_base, i + 1) : log_base);
+    if (n > 1) progress.label = fmt::format("eval {}/{}", i + 1, n);
+    EvalResult result = evaluate(opt, print_progress, &progress, &pool);
+    if (progress.tty) fmt::print(stderr, "\r\033[K");
+    std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
+    result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
+    if (result.status() == status::kProblemError)
+      fmt::print(stderr, "kforge: problem error: {}\n", result.doc["error"].value("message", ""));
+    if (!global.quiet) {
+      if (n > 1) fmt::print("== {}/{}: {}\n", i + 1, n, opt.candidate.string());
+      fmt::print("{}\n", summarize(result));
+    }
+    exit_code = std::max(exit_code, result.exit_code());
+    docs.push_back(std::move(result.doc));
+    // The reference is at fault: every other candidate would fail the same way.
+    if (exit_code == 2 && i + 1 < n) {
+      fmt::print(stderr, "kforge: {} candidate(s) not evaluated\n", n - i - 1);
+      break;
+    }
+  }
   if (!a.json_path.empty()) {
     std::ofstream out(a.json_path);
     if (!out) throw InputError(fmt::format("cannot write {}", a.json_path));
-    out << result.doc.dump(2) << "\n";
+    out << (n == 1 ? docs[0] : nlohmann::json{{"evaluations", docs}}).dump(2) << "\n";
   }
-  if (result.status() == status::kProblemError)
-    fmt::print(stderr, "kforge: problem error: {}\n", result.doc["error"].value("message", ""));
-  if (!global.quiet) fmt::print("{}\n", summarize(result));
-  return result.exit_code();
+  return exit_code;
 }
 
 }  // namespace
 
 void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a candidate against a KernelBench-format reference");
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate candidates against a KernelBench-format reference");
   cmd->add_option("problem", args->problem, "Reference problem (.py with Model, get_inputs, get_init_inputs)")->required();
-  cmd->add_option("candidate", args->candidate, "Candidate (.py defining ModelNew)")->required();
+  cmd->add_option("candidates", args->candidates,
+                  "Candidates (.py defining ModelNew), evaluated in turn; the exit code is the worst of them")
+      ->required();
   cmd->add_option("-t,--target", args->target, "Target platform (see `kforge targets`)")->capture_default_str();
   cmd->add_option("--device", args->device, "Device to run on (cpu, cuda, cuda:N); default: the target's");
   cmd->add_option("--set", args->sets, "Override a problem global before it is computed: NAME=VALUE (repeatable)");
@@ -121,7 +150,8 @@ void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code)
                 "No GPU needed: build the candidate's kernels only (status compiled/compile_error); for the "
                 "triton target, check correctness with the Triton interpreter on the CPU instead");
   cmd->add_flag("--no-sandbox", args->no_sandbox, "Do not use bubblewrap (process-group isolation only)");
-  cmd->add_option("--json", args->json_path, "Write the EvalResult JSON to FILE");
+  cmd->add_option("--json", args->json_path,
+                  "Write the EvalResult JSON to FILE (several candidates: {\"evaluations\": [...]})");
   cmd->add_option("--python", args->python, "Python interpreter whose torch the worker uses");
   cmd->add_option("--db", args->db, "SQLite store (default ~/.kforge/kforge.db)");
   cmd->callback([args, &global, exit_code] { *exit_code = run_eval(*args, global); });

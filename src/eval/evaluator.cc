@@ -17,6 +17,7 @@
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
 #include "eval/worker_launch.h"
+#include "eval/worker_pool.h"
 #include "util/errors.h"
 #include "util/hash.h"
 #include "util/paths.h"
@@ -46,8 +47,8 @@ int available_cpus() {
 // Everything one evaluation accumulates while it runs.
 class Evaluation {
  public:
-  Evaluation(const EvalOptions& options, ProgressFn progress, void* user)
-      : opt_(options), progress_(progress), user_(user) {}
+  Evaluation(const EvalOptions& options, ProgressFn progress, void* user, WorkerPool& pool)
+      : opt_(options), progress_(progress), user_(user), pool_(pool) {}
 
   EvalResult run();
 
@@ -55,7 +56,8 @@ class Evaluation {
   void phase(const std::string& what) {
     if (progress_) progress_(what, user_);
   }
-  void start_workers(bool with_reference = true);
+  void start_workers(bool with_reference);
+  bool worker_ready(PooledWorker& w);
   void compile_candidate_only();
   bool load_problem(const json& overrides, const std::string& tag, json* reply);
   bool load_candidate(const json& problem_reply);
@@ -87,8 +89,11 @@ class Evaluation {
   const EvalOptions& opt_;
   ProgressFn progress_;
   void* user_;
+  WorkerPool& pool_;
+  WorkerPair workers_;
   WorkerDirs dirs_;
-  std::unique_ptr<WorkerClient> ref_, cand_;
+  WorkerClient* ref_ = nullptr;
+  WorkerClient* cand_ = nullptr;
   json doc_ = json::object();
   json correctness_ = json::object();
   std::uint64_t seed_ = 0;
@@ -168,13 +173,22 @@ void Evaluation::fail_from_reference(const WorkerReply& reply, const std::string
 }
 
 void Evaluation::start_workers(bool with_reference) {
-  if (with_reference) {
-    auto ref = launch_worker(WorkerRole::kReference, opt_, dirs_, threads_);
-    ref_ = std::make_unique<WorkerClient>("reference", std::move(ref.process));
-  }
-  auto cand = launch_worker(WorkerRole::kCandidate, opt_, dirs_, threads_);
-  cand_ = std::make_unique<WorkerClient>("candidate", std::move(cand.process));
-  doc_["env"]["isolation"] = cand.isolation;
+  workers_ = pool_.take(opt_, threads_, with_reference);
+  dirs_ = workers_.dirs();
+  ref_ = workers_.ref ? workers_.ref->client.get() : nullptr;
+  cand_ = workers_.cand->client.get();
+  doc_["env"]["isolation"] = workers_.cand->isolation;
+  doc_["env"]["workers"] = workers_.describe();
+}
+
+// A worker that could not even start (no torch, no such device) is the environment's fault.
+bool Evaluation::worker_ready(PooledWorker& w) {
+  if (w.wait_ready()) return true;
+  const WorkerReply& r = *w.start_failure;
+  std::string why = r.kind == WorkerReply::kError ? r.body["error"].value("message", "") : r.detail;
+  fail(status::kProblemError, "worker_start", fmt::format("the {} worker did not start: {}", w.client->role(), why),
+       w.client->process().log_excerpt(4000));
+  return false;
 }
 
 bool Evaluation::load_problem(const json& overrides, const std::string& tag, json* reply_out) {
@@ -418,7 +432,12 @@ bool Evaluation::time_candidate() {
     }
   };
 
-  // One measurement per GPU at a time, across processes; builds and trials of others go on meanwhile.
+  // No worker of the pool starts while this one measures; then one measurement per GPU at a time,
+  // across processes, while builds and trials of others go on.
+  auto quiet_from = Clock::now();
+  auto quiet = pool_.quiet();
+  if (double waited = Seconds(Clock::now() - quiet_from).count(); waited > 0.001)
+    timing["waited_for_worker_start_seconds"] = waited;  // a worker started ahead was still starting
   auto gpu_lock = DeviceLock::acquire(opt_.device, state_dir() / "locks", [&](const fs::path& path) {
     phase(fmt::format("waiting for {} (another evaluation is timing on this GPU)", path.filename().string()));
   });
@@ -449,6 +468,7 @@ bool Evaluation::time_candidate() {
 // --compile-only for compiled targets: import the candidate with builds on and launches off.
 void Evaluation::compile_candidate_only() {
   phase("compiling candidate (compile-only)");
+  if (!worker_ready(*workers_.cand)) return;
   json args = {{"candidate", (dirs_.candidate / opt_.candidate.filename()).string()}};
   WorkerReply r = cand_->request("compile", args, Seconds(opt_.target.compile_timeout_s));
   if (r.kind != WorkerReply::kOk) {
@@ -762,11 +782,7 @@ EvalResult Evaluation::run() {
   doc_["notes"] = json::array();
   doc_["env"] = {{"python", opt_.python}, {"threads", threads_}, {"log_dir", opt_.log_dir.string()}};
 
-  fs::path root = make_temp_dir("kforge-eval-");
-  dirs_ = {root / "shared", root / "reference", root / "candidate"};
-  for (const auto& d : {dirs_.shared, dirs_.reference, dirs_.candidate}) fs::create_directories(d);
   fs::create_directories(opt_.log_dir);
-  fs::copy_file(opt_.candidate, dirs_.candidate / opt_.candidate.filename());
 
   // Seconds spent in each stage, for the harness-overhead benchmark and for users.
   auto lap_start = Clock::now();
@@ -781,10 +797,11 @@ EvalResult Evaluation::run() {
   if (opt_.compile_only) doc_["compile_only"] = build_only ? "build" : "triton_interpreter";
   phase("starting workers");
   start_workers(!build_only);
+  fs::copy_file(opt_.candidate, dirs_.candidate / opt_.candidate.filename());
   json problem_reply;
   if (build_only) compile_candidate_only();
   if (!build_only) phase("loading problem");
-  bool loaded = !build_only && load_problem(json(opt_.overrides), "main", &problem_reply);
+  bool loaded = !build_only && worker_ready(*workers_.ref) && load_problem(json(opt_.overrides), "main", &problem_reply);
   lap("start_and_load_problem");
   if (loaded) {
     doc_["globals"] = problem_reply["globals"];
@@ -793,14 +810,14 @@ EvalResult Evaluation::run() {
     bool candidate_loaded = false;
     std::optional<PendingRequest> first_draw;
     if (static_check()) {
-      // The two workers overlap: the candidate builds while the reference calibrates.
+      // The two workers overlap: the candidate starts and builds while the reference calibrates.
       PendingRequest loading = send_load_candidate(problem_reply);
       bool calibrated = calibrate();
       lap("screen_candidate");
       // Trial 0 is drawn while the candidate may still be building.
       if (calibrated) first_draw = send_make_trial("main", 0, true);
       phase("compiling and loading candidate");
-      candidate_loaded = calibrated && finish_load_candidate(cand_->wait(loading));
+      candidate_loaded = calibrated && worker_ready(*workers_.cand) && finish_load_candidate(cand_->wait(loading));
     } else {
       lap("screen_candidate");
     }
@@ -830,11 +847,10 @@ EvalResult Evaluation::run() {
   if (!doc_.contains("speedup_vs_eager")) doc_["speedup_vs_eager"] = nullptr;
   if (!doc_.contains("speedup_vs_compile")) doc_["speedup_vs_compile"] = nullptr;
 
-  if (cand_) cand_->shutdown();
-  if (ref_) ref_->shutdown();
+  // The reference served this evaluation well unless it failed: then it goes, like every candidate.
+  ref_ = cand_ = nullptr;
+  pool_.give_back(std::move(workers_), status_ != status::kProblemError, opt_.reference_timeout_s);
   lap("shutdown");
-  std::error_code ec;
-  fs::remove_all(root, ec);
   doc_["wall_seconds"] = Seconds(Clock::now() - started).count();
   EvalResult result;
   result.doc = std::move(doc_);
@@ -858,7 +874,9 @@ std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_
   return std::nullopt;
 }
 
-EvalResult evaluate(const EvalOptions& options, ProgressFn progress, void* user) {
+EvalResult evaluate(const EvalOptions& options, ProgressFn progress, void* user, WorkerPool* pool) {
+  std::optional<WorkerPool> own;
+  if (!pool) pool = &own.emplace();
   if (!fs::exists(options.problem))
     throw InputError(fmt::format("problem file not found: {}", options.problem.string()));
   if (!fs::exists(options.candidate))
@@ -869,10 +887,10 @@ EvalResult evaluate(const EvalOptions& options, ProgressFn progress, void* user)
     on_cpu.device = "cpu";
     on_cpu.timing = false;
     on_cpu.worker_env["TRITON_INTERPRET"] = "1";
-    Evaluation evaluation(on_cpu, progress, user);
+    Evaluation evaluation(on_cpu, progress, user, *pool);
     return evaluation.run();
   }
-  Evaluation evaluation(options, progress, user);
+  Evaluation evaluation(options, progress, user, *pool);
   return evaluation.run();
 }
 

@@ -12,7 +12,11 @@ namespace kforge {
 // Progress callback: a short phrase ("compiling candidate", "trial 3/5", "timing round 2/6").
 using ProgressFn = void (*)(const std::string& phase, void* user);
 
-EvalResult evaluate(const EvalOptions& options, ProgressFn progress = nullptr, void* user = nullptr);
+class WorkerPool;
+
+// `pool`: where the workers come from; without one, both are started for this evaluation alone.
+EvalResult evaluate(const EvalOptions& options, ProgressFn progress = nullptr, void* user = nullptr,
+                    WorkerPool* pool = nullptr);
 
 // Checks that reported per-repetition times are consistent with kforge's own clock for the
 // block: no more than the elapsed wall time, and not far less. Returns an explanation when not.

@@ -91,14 +91,13 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
   return env;
 }
 
-LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads) {
+WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads) {
   const bool candidate = role == WorkerRole::kCandidate;
   const fs::path home = candidate ? dirs.candidate : dirs.reference;
-  fs::create_directories(home / "tmp");
   const fs::path cache = cache_dir();
-  for (const char* sub : {"build", "torch_extensions", "inductor", "triton", "pocl"}) fs::create_directories(cache / sub);
 
-  SpawnOptions spawn;
+  WorkerSpawn result;
+  SpawnOptions& spawn = result.spawn;
   spawn.env = worker_environment(role, options, dirs, threads);
   spawn.cwd = home;
   spawn.log_file = options.log_dir / (candidate ? "candidate.log" : "reference.log");
@@ -107,8 +106,8 @@ LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const 
   // A wrapper (Nsight Compute under `kforge profile`) runs inside the same sandbox as the worker.
   std::vector<std::string> command = candidate ? options.candidate_wrapper : options.reference_wrapper;
   command.insert(command.end(), worker.begin(), worker.end());
-  LaunchedWorker launched;
-  launched.isolation = "process-group";
+  std::string& isolation = result.isolation;
+  isolation = "process-group";
   if (candidate) {
     spawn.log_cap_bytes = 16ull << 20;
     if (options.target.address_space_gb > 0)
@@ -129,18 +128,29 @@ LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const 
       policy.devices = options.target.device != "cpu";
       // Everything else under /tmp (the reference's directory included) stays behind a private tmpfs.
       spawn.argv = sandboxed_command(*bwrap, policy, command);
-      launched.isolation = "bubblewrap";
+      isolation = "bubblewrap";
     } else {
       spawn.argv = command;
-      launched.isolation = options.sandbox ? "process-group (bubblewrap unavailable)" : "process-group (--no-sandbox)";
+      isolation = options.sandbox ? "process-group (bubblewrap unavailable)" : "process-group (--no-sandbox)";
     }
   } else {
     spawn.log_cap_bytes = 256ull << 20;
     spawn.argv = command;
-    launched.isolation = "none (trusted reference)";
+    isolation = "none (trusted reference)";
   }
-  launched.process = Subprocess::spawn(spawn);
-  return launched;
+  return result;
+}
+
+std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
+  fs::create_directories(how.spawn.cwd / "tmp");  // the worker's HOME and TMPDIR
+  const fs::path cache = cache_dir();
+  for (const char* sub : {"build", "torch_extensions", "inductor", "triton", "pocl"}) fs::create_directories(cache / sub);
+  return Subprocess::spawn(how.spawn);
+}
+
+LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads) {
+  WorkerSpawn how = worker_spawn(role, options, dirs, threads);
+  return {start_worker(how), how.isolation};
 }
 
 }  // namespace kforge

@@ -29,6 +29,18 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
 // Which interpreter runs the worker: --python, config worker.python, <data>/.venv, python3.
 std::string resolve_python(const std::string& from_flag, const std::string& from_config);
 
+// Everything needed to start a worker, not yet started: the pool compares these to tell whether an
+// idle worker was started exactly as a new one would be.
+struct WorkerSpawn {
+  SpawnOptions spawn;
+  std::string isolation;  // "bubblewrap" or "process-group" (with the reason bubblewrap was not used)
+};
+
+WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads);
+
+// Starts a described worker (making its HOME and the shared compile caches first).
+std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how);
+
 struct LaunchedWorker {
   std::unique_ptr<Subprocess> process;
   std::string isolation;  // "bubblewrap" or "process-group" (with the reason bubblewrap was not used)

@@ -17,6 +17,7 @@
 #include "agent/recommendations.h"
 #include "agent/reply_parser.h"
 #include "eval/evaluator.h"
+#include "eval/worker_pool.h"
 #include "llm/errors.h"
 #include "loop/speed_compare.h"
 #include "profile/profiler.h"
@@ -84,7 +85,11 @@ void on_eval_progress(const std::string& phase, void* user) {
 class Refiner {
  public:
   explicit Refiner(RunContext& ctx)
-      : ctx_(ctx), opt_(ctx.options), eval_slots_(std::max(1, jobs())), started_(Clock::now()) {}
+      : ctx_(ctx),
+        opt_(ctx.options),
+        eval_slots_(std::max(1, jobs())),
+        workers_(std::min(jobs(), 4)),
+        started_(Clock::now()) {}
 
   RunOutcome run();
 
@@ -117,6 +122,9 @@ class Refiner {
   RunContext& ctx_;
   const RunOptions& opt_;
   std::counting_semaphore<256> eval_slots_;
+  // The reference process is kept across the run's evaluations, and the next candidates' processes
+  // start while the LLM writes them.
+  WorkerPool workers_;
   std::mutex timing_mutex_;  // one timed measurement on the device at a time
   std::shared_mutex children_mutex_;  // evaluations (shared) vs LLM calls that spawn processes
   std::mutex state_mutex_;
@@ -168,7 +176,7 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
     if (timing) timing_lock.lock();
     std::shared_lock children(children_mutex_);
     try {
-      result = evaluate(o, on_eval_progress, &progress);
+      result = evaluate(o, on_eval_progress, &progress, &workers_);
     } catch (...) {
       eval_slots_.release();
       throw;

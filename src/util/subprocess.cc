@@ -188,6 +188,15 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
   return p;
 }
 
+void Subprocess::log_to(const std::filesystem::path& file) {
+  drain_log(false);  // what was printed so far still belongs to the previous file
+  if (log_file_fd_ >= 0) close(log_file_fd_);
+  log_file_fd_ = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  log_head_.clear();
+  log_tail_.clear();
+  log_bytes_ = 0;
+}
+
 Subprocess::~Subprocess() {
   kill_tree();
   for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})

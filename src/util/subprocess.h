@@ -61,6 +61,10 @@ class Subprocess {
   // Closes stdin and waits up to `grace` for a clean exit before kill_tree().
   void finish(std::chrono::milliseconds grace);
 
+  // From now on the captured output goes to `file` (truncated), and log_excerpt() and the flood cap
+  // count from here: a worker kept for another evaluation gets that evaluation's log.
+  void log_to(const std::filesystem::path& file);
+
   pid_t pid() const { return pid_; }
   const ExitStatus& exit_status() const { return exit_; }
   std::uint64_t log_bytes() const { return log_bytes_; }

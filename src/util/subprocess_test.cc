@@ -35,6 +35,29 @@ TEST(Subprocess, RepliesComeOnFd3AndStdoutGoesToTheLog) {
   EXPECT_NE(p->log_excerpt().find("printed"), std::string::npos);
 }
 
+TEST(Subprocess, LogToSendsLaterOutputToTheNewFileOnly) {
+  auto dir = std::filesystem::temp_directory_path() / ("kforge-logto-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  SpawnOptions o = shell("echo first; echo a >&3; read line; echo second; echo b >&3");
+  o.log_file = dir / "one.log";
+  auto p = Subprocess::spawn(o);
+  std::string line;
+  ASSERT_EQ(p->wait_line(soon(5000ms), &line), WaitOutcome::kReply);
+  std::this_thread::sleep_for(100ms);  // let "first" reach the log pipe before the switch
+  p->log_to(dir / "two.log");
+  ASSERT_TRUE(p->send_line("go"));
+  ASSERT_EQ(p->wait_line(soon(5000ms), &line), WaitOutcome::kReply);
+  p->finish(1000ms);
+  auto read = [](const std::filesystem::path& f) {
+    std::ifstream in(f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(dir / "one.log"), "first\n");
+  EXPECT_EQ(read(dir / "two.log"), "second\n");
+  EXPECT_EQ(p->log_excerpt().find("first"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Subprocess, TimeoutIsBoundedAndTheChildIsKilled) {
   auto p = Subprocess::spawn(shell("sleep 30"));
   pid_t pid = p->pid();

@@ -28,13 +28,15 @@ def main(argv=None) -> int:
         print(json.dumps({"cached": data["cached"], "bandwidth": data["bandwidth"], "flops": data["flops"]}))
         return 0
 
-    from kforge_worker import gpu_env, protocol
+    from kforge_worker import gpu_env, protocol, session
 
     gpu_env.apply()
     if args.role == "reference":
         from kforge_worker.reference import ReferenceSession
 
-        protocol.serve(ReferenceSession().handlers())
+        handlers = ReferenceSession().handlers()
+        handlers["warm"] = session.warm
+        protocol.serve(handlers)
     else:
         from kforge_worker import compile_only, inline_cache, triton_interp
         from kforge_worker.candidate import CandidateSession
@@ -43,6 +45,7 @@ def main(argv=None) -> int:
         triton_interp.install()
         handlers = CandidateSession().handlers()
         handlers["compile"] = compile_only.compile_candidate
+        handlers["warm"] = session.warm
         protocol.serve(handlers)
     sys.stdout.flush()
     return 0

@@ -29,6 +29,7 @@ class Guard:
         self.independence = reference_checks.Independence()
         self.policy = "strict"
         self.precision_audit = True
+        self._model64 = None  # (the reference model, its float64 copy)
 
     # -- commands -------------------------------------------------------------------------------
     def static_check(self, ref, req: dict) -> dict:
@@ -98,8 +99,14 @@ class Guard:
     def after_trial(self, ref, record: dict, inputs, outputs) -> None:
         record["facts"] = reference_checks.reference_facts(outputs, inputs)
         if self.precision_audit and record.get("main", True):
-            outputs64 = precision.float64_outputs(
-                ref.model, tensors.to_device(tensors.detach_clone(record["inputs_before"]), ref.device))
+            if self._model64 is None or self._model64[0] is not ref.model:
+                try:
+                    self._model64 = (ref.model, precision.float64_model(ref.model))
+                except Exception:
+                    self._model64 = (ref.model, None)  # not copyable: no float64 reference, no audit
+            model64 = self._model64[1]
+            outputs64 = None if model64 is None else precision.float64_outputs(
+                model64, tensors.to_device(record["inputs_before"], ref.device))
             if outputs64 is not None:
                 record["outputs64"] = precision.Float64Reference(record["outputs"], outputs64)
 

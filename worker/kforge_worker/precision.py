@@ -32,12 +32,17 @@ def _double(obj):
     return obj
 
 
-def float64_outputs(model, inputs):
-    """The reference computed in float64, or None where the model cannot run in float64."""
+def float64_model(model):
+    """A float64 copy of the reference model (made once per model: its weights never change)."""
+    return copy.deepcopy(model).double()
+
+
+def float64_outputs(model64, inputs):
+    """The reference computed in float64, or None where the model cannot run in float64. ``inputs``
+    are not changed: the model gets float64 copies."""
     try:
-        m = copy.deepcopy(model).double()
         with torch.no_grad():
-            out = m(*_double(list(inputs)))
+            out = model64(*_double(list(inputs)))
         return [t.detach().cpu() for t in _leaves(out)]
     except Exception:
         return None

@@ -5,6 +5,7 @@ process (which runs untrusted code) has nothing to copy from. The candidate's ou
 ``weights_only=True`` and compared here; kforge (C++) turns the numbers into a verdict.
 """
 
+import gc
 import os
 import time
 
@@ -66,8 +67,8 @@ class ReferenceSession:
         inputs = list(self.module.get_inputs())
         inputs = tensors.to_device(inputs, self.device)
         path = os.path.join(self.shared_dir, f"inputs_{req.get('tag', 'main')}_{trial}.pt")
-        tensors.save(tensors.detach_clone(inputs), path)
-        before = tensors.detach_clone(inputs)
+        before = tensors.detach_clone(inputs)  # kept unchanged: it is also what the candidate gets
+        tensors.save(before, path)
         start = time.perf_counter()
         outputs = self.guard.forward(self, inputs, trial, req.get("tag", "main"))
         seconds = time.perf_counter() - start
@@ -136,8 +137,16 @@ class ReferenceSession:
             reply["device_state"] = self.timer.device_state()
         return reply
 
+    def reset(self, req: dict) -> dict:
+        """Forgets the last evaluation (model, trials, baselines), so the process can serve the next one."""
+        self.__init__()
+        gc.collect()
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+        return {}
+
     def handlers(self):
-        return {"load_problem": self.load_problem, "make_trial": self.make_trial, "check": self.check,
+        return {"load_problem": self.load_problem, "reset": self.reset, "make_trial": self.make_trial, "check": self.check,
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
                 **profiling.handlers(self)}
 

@@ -1,9 +1,14 @@
 """State shared by both worker roles: device, thread count, seeding and the per-trial seed rule."""
 
+import importlib
 import os
 import random
+import time
 
 import torch
+
+# Modules a candidate of each language usually imports, loaded by "warm" ahead of time.
+_PRELOAD = {"cuda": ["torch.utils.cpp_extension", "kforge_worker.cuda"], "triton": ["triton", "triton.language"]}
 
 
 def setup(device: str, threads: int) -> None:
@@ -14,6 +19,23 @@ def setup(device: str, threads: int) -> None:
             raise RuntimeError(f"device {device} requested but torch.cuda.is_available() is False")
         index = torch.device(device).index  # "cuda" alone means the current device
         torch.cuda.set_device(index if index is not None else torch.cuda.current_device())
+
+
+def warm(req: dict) -> dict:
+    """Readies torch, the device's context and the usual imports before any work arrives, so that a
+    worker started ahead of an evaluation answers its first real command at once."""
+    start = time.perf_counter()
+    device = req.get("device", "cpu")
+    setup(device, int(req.get("threads", 0)))
+    if device.startswith("cuda"):
+        torch.empty(1, device=device)
+        torch.cuda.synchronize()
+    for name in _PRELOAD.get(req.get("language", ""), []):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # the candidate that needs it reports the error itself
+    return {"seconds": time.perf_counter() - start}
 
 
 def seed_everything(seed: int) -> None:

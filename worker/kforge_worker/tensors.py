@@ -6,6 +6,15 @@ outputs file, and the trusted reference process must never unpickle arbitrary ob
 
 import torch
 
+try:
+    # These files only travel between two local processes, and a checksum protects nothing against a
+    # candidate (it writes its own): skipping zip's CRC-32 over every byte makes saving 30-40% faster.
+    from torch.utils.serialization import config as _serialization_config
+
+    _serialization_config.save.compute_crc32 = False
+except (ImportError, AttributeError):  # torch before 2.6 always computes it
+    pass
+
 
 def save(obj, path: str) -> None:
     torch.save(obj, path)

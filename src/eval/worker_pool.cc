@@ -1,0 +1,239 @@
+#include "eval/worker_pool.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "util/files.h"
+#include "util/hash.h"
+#include "util/paths.h"
+
+namespace kforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+namespace {
+
+// A kept reference is retired after this many evaluations, bounding whatever a long-lived
+// interpreter accumulates (compiled graphs, allocator fragmentation).
+constexpr int kReferenceEvaluations = 100;
+// How long a worker may take to import torch and initialise the device.
+constexpr double kWarmTimeoutS = 300;
+
+// `preload`: also import what candidates of the target's language import. Worth it only ahead of
+// need: for a worker wanted now it would delay a fast-path candidate that needs none of it.
+json warm_args(const EvalOptions& options, int threads, bool preload) {
+  // A build-only evaluation never touches the device (it runs where there is none).
+  return {{"device", options.compile_only ? "cpu" : options.device}, {"threads", threads},
+          {"language", preload ? options.target.language : ""}};
+}
+
+}  // namespace
+
+std::string worker_pool_key(WorkerRole role, const EvalOptions& options, int threads) {
+  const WorkerDirs placeholders{"/kforge-pool/shared", "/kforge-pool/reference", "/kforge-pool/candidate"};
+  SpawnOptions s = worker_spawn(role, options, placeholders, threads).spawn;
+  json key = {{"argv", s.argv},
+              {"env", s.env},
+              {"cwd", s.cwd.string()},
+              {"limits", {s.limits.address_space_bytes, s.limits.file_size_bytes, s.limits.open_files}},
+              {"log_cap", s.log_cap_bytes},
+              {"warm", warm_args(options, threads, true)}};
+  // A reference is reset between evaluations but keeps its interpreter: a problem that changed a
+  // global of torch's when imported must not reach another problem.
+  if (role == WorkerRole::kReference)
+    key["problem"] = {fs::absolute(options.problem).string(), sha256_hex(read_file(options.problem))};
+  return sha256_hex(key.dump());
+}
+
+PooledWorker::~PooledWorker() {
+  if (client) client->shutdown();
+  std::error_code ec;
+  if (!root.empty()) fs::remove_all(root, ec);
+}
+
+bool PooledWorker::wait_ready() {
+  if (warming) {
+    WorkerReply r = client->wait(*warming);
+    warming.reset();
+    if (r.kind != WorkerReply::kOk) start_failure = r;
+  }
+  return !start_failure;
+}
+
+WorkerDirs WorkerPair::dirs() const {
+  WorkerDirs d;
+  if (cand) d.shared = cand->shared, d.candidate = cand->home;
+  if (ref) d.reference = ref->home;
+  return d;
+}
+
+json WorkerPair::describe() const {
+  json j = {{"waited_seconds", waited_seconds}};
+  if (ref) j["reference"] = {{"origin", ref->origin}, {"evaluation", ref->evaluations}};
+  if (cand) j["candidate"] = {{"origin", cand->origin}};
+  return j;
+}
+
+WorkerPool::WorkerPool(int spare_candidates) : spare_candidates_(spare_candidates) {}
+
+WorkerPool::~WorkerPool() {
+  std::vector<std::unique_ptr<PooledWorker>> idle;
+  {
+    std::lock_guard lock(mutex_);
+    idle.swap(idle_);
+    held_starts_.clear();
+  }
+  for (auto& w : idle) retire(std::move(w));
+  for (auto& t : retiring_) t.join();
+}
+
+std::unique_ptr<PooledWorker> WorkerPool::start(WorkerRole role, const EvalOptions& options, int threads,
+                                                const std::string& key, bool ahead) {
+  const bool candidate = role == WorkerRole::kCandidate;
+  auto worker = std::make_unique<PooledWorker>();
+  worker->root = make_temp_dir(candidate ? "kforge-eval-" : "kforge-ref-");
+  worker->home = worker->root / (candidate ? "candidate" : "reference");
+  WorkerDirs dirs;
+  if (candidate) {
+    worker->shared = worker->root / "shared";
+    fs::create_directories(worker->shared);
+    dirs = {worker->shared, "", worker->home};
+  } else {
+    dirs = {"", worker->home, ""};
+  }
+  fs::create_directories(worker->home);
+  WorkerSpawn how = worker_spawn(role, options, dirs, threads);
+  how.spawn.log_file = worker->root / "start.log";  // until an evaluation takes it
+  worker->isolation = how.isolation;
+  worker->origin = ahead ? "started ahead" : "started";
+  worker->key = key;
+  worker->client = std::make_unique<WorkerClient>(candidate ? "candidate" : "reference", start_worker(how));
+  worker->warming = worker->client->send("warm", warm_args(options, threads, ahead), Seconds(kWarmTimeoutS));
+  return worker;
+}
+
+std::unique_ptr<PooledWorker> WorkerPool::take_one(WorkerRole role, const EvalOptions& options, int threads) {
+  const std::string key = worker_pool_key(role, options, threads);
+  std::unique_ptr<PooledWorker> worker;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = idle_.begin(); it != idle_.end(); ++it)
+      if ((*it)->key == key) {
+        worker = std::move(*it);
+        idle_.erase(it);
+        break;
+      }
+  }
+  // One from the pool that died while it waited (or never got ready) is replaced, not handed out.
+  if (worker && (!worker->wait_ready() || !worker->client->alive())) {
+    spdlog::debug("a pooled {} worker was not usable; starting a new one", worker->client->role());
+    retire(std::move(worker));
+  }
+  if (!worker) worker = start(role, options, threads, key, false);
+  if (role == WorkerRole::kCandidate && spare_candidates_ > 0) start_ahead(options, threads, key);
+  worker->client->process().log_to(options.log_dir / (role == WorkerRole::kCandidate ? "candidate.log" : "reference.log"));
+  ++worker->evaluations;
+  return worker;
+}
+
+void WorkerPool::start_ahead(const EvalOptions& options, int threads, const std::string& key) {
+  auto launch = [this, options, threads, key] {
+    auto worker = start(WorkerRole::kCandidate, options, threads, key, true);
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(worker));
+  };
+  {
+    std::lock_guard lock(mutex_);
+    int spare = 0;
+    for (const auto& w : idle_) spare += w->key == key;
+    if (spare >= spare_candidates_) return;
+    if (quiet_ > 0) {
+      held_starts_.push_back(launch);
+      return;
+    }
+  }
+  launch();
+}
+
+WorkerPair WorkerPool::take(const EvalOptions& options, int threads, bool with_reference) {
+  auto started = Clock::now();
+  fs::create_directories(options.log_dir);
+  WorkerPair pair;
+  if (with_reference) pair.ref = take_one(WorkerRole::kReference, options, threads);
+  pair.cand = take_one(WorkerRole::kCandidate, options, threads);
+  pair.waited_seconds = Seconds(Clock::now() - started).count();
+  return pair;
+}
+
+void WorkerPool::give_back(WorkerPair pair, bool reference_reusable, double reference_timeout_s) {
+  if (pair.cand) retire(std::move(pair.cand));
+  if (!pair.ref) return;
+  auto& ref = pair.ref;
+  bool keep = reference_reusable && !ref->warming && !ref->start_failure && ref->client->alive() &&
+              ref->evaluations < kReferenceEvaluations;
+  // Replies to requests the evaluation abandoned come first and are skipped by the id match.
+  if (keep) keep = ref->client->request("reset", json::object(), Seconds(reference_timeout_s)).kind == WorkerReply::kOk;
+  if (!keep) {
+    retire(std::move(ref));
+    return;
+  }
+  ref->client->process().log_to(ref->root / "idle.log");
+  ref->origin = "kept from an earlier evaluation";
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(ref));
+}
+
+void WorkerPool::retire(std::unique_ptr<PooledWorker> worker) {
+  if (!worker) return;
+  // Killing waits for the process (and its device context) to go; nobody needs to wait for that.
+  std::thread t([w = std::move(worker)]() mutable { w.reset(); });
+  std::vector<std::thread> done;
+  {
+    std::lock_guard lock(mutex_);
+    // Threads of earlier retirements have long finished by now; collect them now and then.
+    if (retiring_.size() >= 16) done.swap(retiring_);
+    retiring_.push_back(std::move(t));
+  }
+  for (auto& d : done) d.join();
+}
+
+WorkerPool::Quiet WorkerPool::quiet() {
+  std::vector<std::unique_ptr<PooledWorker>> starting;
+  {
+    std::lock_guard lock(mutex_);
+    ++quiet_;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if (!(*it)->warming) {
+        ++it;
+        continue;
+      }
+      starting.push_back(std::move(*it));
+      it = idle_.erase(it);
+    }
+  }
+  for (auto& w : starting) w->wait_ready();
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& w : starting) idle_.push_back(std::move(w));
+  }
+  return Quiet(this);
+}
+
+void WorkerPool::end_quiet() {
+  std::vector<std::function<void()>> held;
+  {
+    std::lock_guard lock(mutex_);
+    if (--quiet_ > 0) return;
+    held.swap(held_starts_);
+  }
+  for (auto& start : held) start();
+}
+
+WorkerPool::Quiet::~Quiet() {
+  if (pool_) pool_->end_quiet();
+}
+
+}  // namespace kforge

@@ -1,0 +1,103 @@
+// Workers started before an evaluation needs them. Starting one (Python, torch, the device's
+// context) takes seconds, often longer than the evaluation's own work.
+//  - A candidate worker serves exactly one candidate and is then killed: whatever a candidate did
+//    to its process must not reach the next one. With `spare_candidates`, the pool starts the next
+//    candidate's worker (which has never seen a candidate) while the current evaluation runs.
+//  - The reference worker never runs candidate code (it reads the candidate's outputs as plain
+//    tensors), so it is kept for the next evaluation of the same problem file, reset in between.
+// Pools are thread-safe: the loop and the bench evaluate in parallel.
+#pragma once
+
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eval/eval_options.h"
+#include "eval/worker_client.h"
+#include "eval/worker_launch.h"
+
+namespace kforge {
+
+struct PooledWorker {
+  ~PooledWorker();  // kills the worker's tree, then removes its directories
+
+  std::unique_ptr<WorkerClient> client;
+  std::filesystem::path root;    // the directories made for this worker, removed with it
+  std::filesystem::path home;    // its HOME, TMPDIR and working directory
+  std::filesystem::path shared;  // candidate: the directory its sandbox reads the inputs from
+  std::string isolation;
+  std::string origin;            // "started", "started ahead", "kept from an earlier evaluation"
+  std::string key;               // worker_pool_key() of the settings it was started with
+  std::optional<PendingRequest> warming;     // "warm", until its answer is read: torch and the device ready
+  std::optional<WorkerReply> start_failure;  // the worker did not get ready (its reply to "warm")
+  int evaluations = 0;           // evaluations served so far
+
+  // Reads the answer to "warm" if it is still outstanding (requests sent after it wait behind it in
+  // the worker). False when the worker did not get ready: start_failure says why.
+  bool wait_ready();
+};
+
+struct WorkerPair {
+  std::unique_ptr<PooledWorker> ref, cand;  // ref is empty for build-only evaluations
+  double waited_seconds = 0;                // for workers started ahead to get ready
+  WorkerDirs dirs() const;
+  nlohmann::json describe() const;  // for the EvalResult's env: where each worker came from
+};
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int spare_candidates = 0);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Both workers for one evaluation. Ones the pool had are ready; ones started now may still be
+  // starting: send the first request, then wait_ready() before waiting for its answer, so the start
+  // overlaps other work. Logs go to options.log_dir from here on.
+  WorkerPair take(const EvalOptions& options, int threads, bool with_reference);
+
+  // After the evaluation. The candidate is killed (in the background); the reference is reset and
+  // kept when `reference_reusable`, otherwise killed too.
+  void give_back(WorkerPair pair, bool reference_reusable, double reference_timeout_s);
+
+  // Waits until no worker is still starting, then holds back new starts until the guard is gone: a
+  // timing must not share the machine with an interpreter loading torch.
+  class Quiet {
+   public:
+    explicit Quiet(WorkerPool* pool) : pool_(pool) {}
+    Quiet(Quiet&& other) noexcept : pool_(other.pool_) { other.pool_ = nullptr; }
+    Quiet(const Quiet&) = delete;
+    ~Quiet();
+
+   private:
+    WorkerPool* pool_;
+  };
+  Quiet quiet();
+
+ private:
+  std::unique_ptr<PooledWorker> start(WorkerRole role, const EvalOptions& options, int threads,
+                                      const std::string& key, bool ahead);
+  std::unique_ptr<PooledWorker> take_one(WorkerRole role, const EvalOptions& options, int threads);
+  void start_ahead(const EvalOptions& options, int threads, const std::string& key);
+  void retire(std::unique_ptr<PooledWorker> worker);
+  void end_quiet();
+
+  const int spare_candidates_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PooledWorker>> idle_;  // started ahead, or kept
+  int quiet_ = 0;
+  std::vector<std::function<void()>> held_starts_;  // starts asked for while quiet
+  std::vector<std::thread> retiring_;
+};
+
+// The key under which an idle worker can stand in for a new one: everything its start depends on
+// (command, environment, sandbox, limits, device), with its own directories left out.
+std::string worker_pool_key(WorkerRole role, const EvalOptions& options, int threads);
+
+}  // namespace kforge
