@@ -143,8 +143,9 @@ for state, values in totals.items():
 print()
 print("Several candidates in one `kforge eval` (worker pool):")
 print()
-print("| candidate | # | kind | status | wall s | waited for next worker s | turnaround s | build s (hit) | workers |")
-print("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | --- |")
+print("| candidate | # | kind | status | wall s | waited for next worker s | turnaround s | build s (hit) | "
+      + " | ".join(f"{s} s" for s in short) + " |")
+print("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in short) + " |")
 pool = {}
 for path in sorted(glob.glob(os.path.join(work, "json", "pool-*.json"))):
     name = os.path.basename(path)[len("pool-"):-len(".json")]
@@ -158,10 +159,10 @@ for path in sorted(glob.glob(os.path.join(work, "json", "pool-*.json"))):
         wall = e["wall_seconds"]
         waited = e.get("timing", {}).get("waited_for_worker_start_seconds", 0.0)
         turnaround = wall - waited
-        w = e["env"]["workers"]
+        ph = e.get("phases_s", {})
         print(f"| {name} | {i + 1} | {kind} | {e['status']} | {wall:.2f} | {waited:.2f} | {turnaround:.2f} | "
-              f"{e.get('build', {}).get('load_seconds', 0):.2f} ({hit}) | reference {w['reference']['origin']}, "
-              f"candidate {w['candidate']['origin']} |")
+              f"{e.get('build', {}).get('load_seconds', 0):.2f} ({hit}) | "
+              + " | ".join(f"{ph[p]:.3f}" if p in ph else "-" for p in phases) + " |")
         if not fresh:
             family = "load_inline" if name == "load_inline" else "fast path"
             pool.setdefault((family, kind), []).append((turnaround, wall))

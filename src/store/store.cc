@@ -1,5 +1,8 @@
 #include "store/store.h"
 
+#include <chrono>
+#include <thread>
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -196,11 +199,20 @@ Store::Store(const fs::path& path) : path_(path) {
 Store::~Store() { sqlite3_close(db_); }
 
 void Store::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+  // The busy timeout covers most waits for another process, but not all: while a new store is being
+  // set up (WAL mode, its first schema) SQLite can answer "busy" at once. Those are retried too.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+    if (rc == SQLITE_OK) return;
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    throw InternalError(fmt::format("store {}: {}", path_.string(), msg));
+    if ((rc & 0xff) == SQLITE_BUSY && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    throw InternalError(fmt::format("store {}: {} (in: {:.60})", path_.string(), msg, sql));
   }
 }
 

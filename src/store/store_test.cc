@@ -2,6 +2,11 @@
 
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace kforge {
@@ -31,6 +36,37 @@ TEST(Store, RecordsEvaluationsWithTheirCandidateSource) {
   EXPECT_EQ(reopened.evaluations_of("abc").size(), 2u);
   EXPECT_EQ(reopened.candidate_source("abc"), "class ModelNew: pass\n");
   EXPECT_EQ(reopened.schema_version(), 3);
+}
+
+TEST(Store, ManyProcessesMayOpenANewStoreAtOnce) {
+  // Parallel `kforge eval`s on a fresh machine all create the same store at once.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto path = temp_db();
+    std::vector<pid_t> children;
+    for (int i = 0; i < 8; ++i) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        int code = 0;
+        try {
+          Store store(path);
+          store.add_evaluation({{"candidate_sha256", "abc"}, {"status", "correct"}}, "x");
+        } catch (const std::exception& e) {
+          fprintf(stderr, "%s\n", e.what());
+          code = 1;
+        }
+        _exit(code);
+      }
+      children.push_back(pid);
+    }
+    int failures = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    ASSERT_EQ(failures, 0) << "attempt " << attempt;
+    EXPECT_EQ(Store(path).evaluation(8).has_value(), true);
+  }
 }
 
 TEST(Store, UnknownIdsAreAbsent) {

@@ -26,6 +26,9 @@ def test_several_candidates_share_the_reference_but_no_candidate_process(kforge)
     assert [w["reference"]["origin"] for w in workers[1:]] == ["kept from an earlier evaluation"] * 2
     assert [w["reference"]["evaluation"] for w in workers] == [1, 2, 3]
     assert [w["candidate"]["origin"] for w in workers[1:]] == ["started ahead"] * 2
+    # The kept reference calibrated the problem once, with the first evaluation's seed.
+    assert [e["calibration"].get("reused", False) for e in evaluations] == [False, True, True]
+    assert {e["calibration"]["calibrated_with_seed"] for e in evaluations} == {evaluations[0]["seed"]}
     assert proc.stdout.count("== ") == 3 and "== 2/3:" in proc.stdout
     # Each evaluation is stored, with its own log directory.
     assert len({e["store"]["evaluation_id"] for e in evaluations}) == 3

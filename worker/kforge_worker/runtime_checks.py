@@ -82,7 +82,7 @@ def _protected_objects() -> dict:
         (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "handlers"]),
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
-        (sys.modules[__name__], ["Watch", "forward_facts", "_protected_objects"]),
+        (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
     ] + [(sys.modules[m].CudaTimer, ["measure", "info"]) for m in ("kforge_worker.cuda_timing",)
          if m in sys.modules and hasattr(sys.modules[m], "CudaTimer")]:
         for name in names:
@@ -249,27 +249,35 @@ class Watch:
                         torch.empty(1).zero_()  # canary: proves the recorder was still in place
                 else:
                     outputs = model(*inputs)
+            # At once, and with no device-wide synchronize first: the snapshot is copied on the current
+            # stream, in the order a caller would read the outputs, so work left on a side stream the
+            # current stream never waited for shows up as unfinished outputs (and as outputs that change
+            # afterwards). Any bookkeeping before it would give such work time to finish.
+            snapshots = take_snapshots(outputs)
         finally:
             events = self._end()
-        # No device-wide synchronize before the snapshot: it is copied on the current stream, in the
-        # order a caller would read the outputs, so work left on a side stream the current stream never
-        # waited for shows up as unfinished outputs (and as outputs that change afterwards).
-        facts, snapshots = forward_facts(outputs, inputs, events, threads_before, children_before, ops, record_ops,
-                                         self._tampered())
+        facts = forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
+                              self._tampered())
         return outputs, facts, rebuild(outputs, iter(snapshots))
 
 
-def forward_facts(outputs, inputs, events, threads_before, children_before, ops, record_ops, tampered) -> dict:
-    leaves = _leaves(outputs)
-    plain = [type(t) is torch.Tensor or type(t) is torch.nn.Parameter for t in leaves]
-    types = [type(t).__module__ + "." + type(t).__qualname__ for t in leaves]
-    meta = any(t.device.type == "meta" for t in leaves)
+def take_snapshots(outputs) -> list:
+    """A copy of every output tensor (None where one cannot be copied), in _leaves() order."""
     snapshots = []
-    for t in leaves:
+    for t in _leaves(outputs):
         try:
             snapshots.append(_raw_clone(t))
         except Exception:
             snapshots.append(None)
+    return snapshots
+
+
+def forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
+                  tampered) -> dict:
+    leaves = _leaves(outputs)
+    plain = [type(t) is torch.Tensor or type(t) is torch.nn.Parameter for t in leaves]
+    types = [type(t).__module__ + "." + type(t).__qualname__ for t in leaves]
+    meta = any(t.device.type == "meta" for t in leaves)
     input_storages = set()
     for t in _leaves(list(inputs)):
         try:
@@ -304,7 +312,7 @@ def forward_facts(outputs, inputs, events, threads_before, children_before, ops,
     if record_ops:
         facts["aten_ops"] = sorted(ops)
         facts["ops_recorded"] = "zero_" in ops
-    return facts, snapshots
+    return facts
 
 
 def rebuild(obj, snapshots):
