@@ -88,7 +88,8 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   Store store(db);
 
   const std::size_t n = a.candidates.size();
-  WorkerPool pool(n > 1 ? 1 : 0);
+  // Candidates back to back: the next one's process starts while the current one is checked.
+  WorkerPool pool(n > 1 ? 1 : 0, StartAhead::kWhenEvaluationBegins);
   Progress progress{isatty(STDERR_FILENO) && !global.quiet, "eval"};
   nlohmann::json docs = nlohmann::json::array();
   int exit_code = 0;

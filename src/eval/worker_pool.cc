@@ -77,7 +77,7 @@ json WorkerPair::describe() const {
   return j;
 }
 
-WorkerPool::WorkerPool(int spare_candidates) : spare_candidates_(spare_candidates) {}
+WorkerPool::WorkerPool(int spare_candidates, StartAhead when) : spare_candidates_(spare_candidates), when_(when) {}
 
 WorkerPool::~WorkerPool() {
   std::vector<std::unique_ptr<PooledWorker>> idle;
@@ -133,13 +133,14 @@ std::unique_ptr<PooledWorker> WorkerPool::take_one(WorkerRole role, const EvalOp
     retire(std::move(worker));
   }
   if (!worker) worker = start(role, options, threads, key, false);
-  if (role == WorkerRole::kCandidate && spare_candidates_ > 0) start_ahead(options, threads, key);
+  if (role == WorkerRole::kCandidate && when_ == StartAhead::kWhenEvaluationBegins) start_ahead(options, threads, key);
   worker->client->process().log_to(options.log_dir / (role == WorkerRole::kCandidate ? "candidate.log" : "reference.log"));
   ++worker->evaluations;
   return worker;
 }
 
 void WorkerPool::start_ahead(const EvalOptions& options, int threads, const std::string& key) {
+  if (spare_candidates_ <= 0) return;
   auto launch = [this, options, threads, key] {
     auto worker = start(WorkerRole::kCandidate, options, threads, key, true);
     std::lock_guard lock(mutex_);
@@ -162,6 +163,8 @@ WorkerPair WorkerPool::take(const EvalOptions& options, int threads, bool with_r
   auto started = Clock::now();
   fs::create_directories(options.log_dir);
   WorkerPair pair;
+  pair.options = options;
+  pair.threads = threads;
   if (with_reference) pair.ref = take_one(WorkerRole::kReference, options, threads);
   pair.cand = take_one(WorkerRole::kCandidate, options, threads);
   pair.waited_seconds = Seconds(Clock::now() - started).count();
@@ -169,7 +172,11 @@ WorkerPair WorkerPool::take(const EvalOptions& options, int threads, bool with_r
 }
 
 void WorkerPool::give_back(WorkerPair pair, bool reference_reusable, double reference_timeout_s) {
-  if (pair.cand) retire(std::move(pair.cand));
+  if (pair.cand) {
+    const std::string key = pair.cand->key;
+    retire(std::move(pair.cand));
+    if (when_ == StartAhead::kWhenEvaluationEnds && pair.options) start_ahead(*pair.options, pair.threads, key);
+  }
   if (!pair.ref) return;
   auto& ref = pair.ref;
   bool keep = reference_reusable && !ref->warming && !ref->start_failure && ref->client->alive() &&

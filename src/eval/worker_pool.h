@@ -2,7 +2,9 @@
 // context) takes seconds, often longer than the evaluation's own work.
 //  - A candidate worker serves exactly one candidate and is then killed: whatever a candidate did
 //    to its process must not reach the next one. With `spare_candidates`, the pool starts the next
-//    candidate's worker (which has never seen a candidate) while the current evaluation runs.
+//    candidate's worker (which has never seen a candidate) ahead of need: when an evaluation ends
+//    (the loop then waits for its LLM, and nothing competes with the evaluation itself), or when
+//    one begins (back-to-back evaluations: the start overlaps the checks, never the timing).
 //  - The reference worker never runs candidate code (it reads the candidate's outputs as plain
 //    tensors), so it is kept for the next evaluation of the same problem file, reset in between.
 // Pools are thread-safe: the loop and the bench evaluate in parallel.
@@ -45,14 +47,18 @@ struct PooledWorker {
 
 struct WorkerPair {
   std::unique_ptr<PooledWorker> ref, cand;  // ref is empty for build-only evaluations
+  std::optional<EvalOptions> options;       // what they were taken for
+  int threads = 0;
   double waited_seconds = 0;                // for workers started ahead to get ready
   WorkerDirs dirs() const;
   nlohmann::json describe() const;  // for the EvalResult's env: where each worker came from
 };
 
+enum class StartAhead { kWhenEvaluationEnds, kWhenEvaluationBegins };
+
 class WorkerPool {
  public:
-  explicit WorkerPool(int spare_candidates = 0);
+  explicit WorkerPool(int spare_candidates = 0, StartAhead when = StartAhead::kWhenEvaluationEnds);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -89,6 +95,7 @@ class WorkerPool {
   void end_quiet();
 
   const int spare_candidates_;
+  const StartAhead when_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<PooledWorker>> idle_;  // started ahead, or kept
   int quiet_ = 0;
