@@ -13,13 +13,7 @@ rounds=${1:-4}
 delay=${2:-4}
 case $rounds in '' | *[!0-9]* | 0) echo "usage: bash bench/loop_turnaround.sh [ROUNDS] [DELAY_S]" >&2; exit 2 ;; esac
 
-kforge=${KFORGE_BIN:-}
-for c in dist/bin/kforge build/kforge; do [ -z "$kforge" ] && [ -x "$c" ] && kforge=$PWD/$c; done
-[ -n "$kforge" ] || { echo "no kforge binary: run scripts/setup.sh (or carry a bundle in dist/)" >&2; exit 2; }
-py=${PYTHON:-}
-for c in "$PWD/.venv/bin/python" /opt/torch/.venv/bin/python3; do [ -z "$py" ] && [ -x "$c" ] && py=$c; done
-py=${py:-$(command -v python3)}
-target=${TARGET:-$("$py" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')}
+. bench/turnaround_env.sh
 
 work=$(mktemp -d /tmp/kforge-loop-turnaround-XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -22,14 +22,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 case $runs in '' | *[!0-9]* | 0) echo "usage: bash bench/turnaround.sh [RUNS], RUNS a positive integer" >&2; exit 2 ;; esac
 
-kforge=${KFORGE_BIN:-}
-for c in dist/bin/kforge build/kforge; do [ -z "$kforge" ] && [ -x "$c" ] && kforge=$PWD/$c; done
-[ -n "$kforge" ] || { echo "no kforge binary: run scripts/setup.sh (or carry a bundle in dist/)" >&2; exit 2; }
-py=${PYTHON:-}
-for c in "$PWD/.venv/bin/python" /opt/torch/.venv/bin/python3; do [ -z "$py" ] && [ -x "$c" ] && py=$c; done
-py=${py:-$(command -v python3)}
-target=${TARGET:-$("$py" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')}
-case $target in cpu | cuda) ;; *) echo "TARGET must be cpu or cuda, not '$target'" >&2; exit 2 ;; esac
+. bench/turnaround_env.sh
 
 work=$(mktemp -d /tmp/kforge-turnaround-XXXXXX)
 trap 'rm -rf "$work"' EXIT

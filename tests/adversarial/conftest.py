@@ -1,24 +1,28 @@
-"""The adversarial suite runs the built `kforge` binary, like the end-to-end tests (same fixture)."""
+"""The adversarial suite runs the built `kforge` binary, like the end-to-end tests (same helper)."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+# tests/e2e/e2e_support.py, importable however pytest was started (its folder may not be on sys.path).
+if "e2e_support" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("e2e_support", Path(__file__).resolve().parent.parent / "e2e" /
+                                                   "e2e_support.py")
+    sys.modules["e2e_support"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["e2e_support"])
+from e2e_support import Kforge, kforge_binary  # noqa: E402
 
-# The e2e conftest, loaded under another name (both files are called conftest.py).
-_spec = importlib.util.spec_from_file_location("e2e_conftest", HERE.parent / "e2e" / "conftest.py")
-_e2e = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_e2e)
-Kforge = _e2e.Kforge
-kforge_bin = _e2e.kforge_bin
+
+@pytest.fixture(scope="session")
+def kforge_bin():
+    binary = kforge_binary()
+    if not binary.exists():
+        pytest.fail(f"{binary} not built: run scripts/setup.sh first")
+    return binary
 
 
 @pytest.fixture
 def kforge(kforge_bin, tmp_path):
     return Kforge(kforge_bin, tmp_path)
-
-
-def problem(name: str) -> Path:
-    return HERE / "problems" / f"{name}.py"

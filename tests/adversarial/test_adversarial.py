@@ -8,7 +8,7 @@ runtime check must stop it). docs/checks.md describes each check.
 
 import pytest
 
-from conftest import HERE, problem  # tests/adversarial/conftest.py
+from adversarial_support import HERE, problem
 
 QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
 

@@ -1,18 +1,8 @@
-"""End-to-end tests: run the built `kforge` binary as a user would."""
-
-import json
-import os
-import subprocess
-from pathlib import Path
+"""Fixtures of the end-to-end tests (helpers: e2e_support.py)."""
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
-
-
-def kforge_binary() -> Path:
-    return Path(os.environ.get("KFORGE_BIN", ROOT / "build" / "kforge"))
+from e2e_support import Kforge, kforge_binary
 
 
 @pytest.fixture(scope="session")
@@ -23,40 +13,6 @@ def kforge_bin():
     return binary
 
 
-class Kforge:
-    def __init__(self, binary: Path, tmp: Path):
-        self.binary = binary
-        self.tmp = tmp
-        self.env = dict(os.environ)
-        # One compile cache for the whole test run; state (store, logs) private to each test.
-        self.env.setdefault("KFORGE_CACHE_DIR", str(ROOT / "build" / "test-cache"))
-        self.env["KFORGE_STATE_DIR"] = str(tmp / "state")
-        self.env.pop("KFORGE_CONFIG", None)
-
-    def run(self, *args, timeout=600, env=None):
-        return subprocess.run([str(self.binary), *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout, env=env or self.env, cwd=self.tmp)
-
-    def eval(self, problem, candidate, *extra, timeout=600, env=None):
-        out = self.tmp / f"result-{Path(candidate).stem}.json"
-        proc = self.run("eval", problem, candidate, "--json", out, *extra, timeout=timeout, env=env)
-        result = json.loads(out.read_text()) if out.exists() else None
-        return proc, result
-
-
 @pytest.fixture
 def kforge(kforge_bin, tmp_path):
     return Kforge(kforge_bin, tmp_path)
-
-
-def problem(name: str) -> Path:
-    return HERE / "problems" / f"{name}.py"
-
-
-def candidate(name: str) -> Path:
-    return HERE / "candidates" / f"{name}.py"
-
-
-def stray_processes(marker: str) -> list:
-    out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "pgrep" not in line]

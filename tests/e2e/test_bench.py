@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, HERE, Kforge
+from e2e_support import ROOT, HERE, Kforge
 
 PROBLEMS = ROOT / "examples" / "problems"
 CPU_CANDIDATES = ROOT / "examples" / "candidates" / "cpu"

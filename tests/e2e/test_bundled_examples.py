@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from e2e_support import ROOT
 
 PAIRS = sorted(
     (target.name, cand)

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import candidate, problem, stray_processes
+from e2e_support import candidate, problem, stray_processes
 
 # Fast settings: these tests are about verdicts, not speed.
 QUICK = ["--no-compile-baseline", "--reps", "5", "--warmup", "1"]

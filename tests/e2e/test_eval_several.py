@@ -3,7 +3,7 @@ candidate processes started ahead, none of which ever serves two candidates."""
 
 import json
 
-from conftest import candidate, problem
+from e2e_support import candidate, problem
 
 QUICK = ["--no-compile-baseline", "--reps", "5", "--warmup", "1"]
 TINY = problem("tiny_add")

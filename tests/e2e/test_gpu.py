@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from e2e_support import ROOT
 
 PROBLEMS = ROOT / "examples" / "problems"
 FAILURES = ROOT / "tests" / "gpu_failures"

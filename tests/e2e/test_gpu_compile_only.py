@@ -4,7 +4,7 @@ lines, and Triton candidates are checked for correctness in Triton's interpreter
 
 import pytest
 
-from conftest import ROOT, candidate
+from e2e_support import ROOT, candidate
 
 PROBLEMS = ROOT / "examples" / "problems"
 CUDA = sorted((ROOT / "examples" / "candidates" / "cuda").glob("*.py"))

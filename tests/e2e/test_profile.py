@@ -4,7 +4,7 @@ and usage errors. (The GPU path, with Nsight Compute, runs in bench/profile_gpu.
 import json
 import xml.etree.ElementTree as ET
 
-from conftest import ROOT
+from e2e_support import ROOT
 
 PROBLEMS = ROOT / "examples" / "problems"
 CPU = ROOT / "examples" / "candidates" / "cpu"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from e2e_support import ROOT
 
 PROBLEMS = ROOT / "examples" / "problems"
 CUDA = ROOT / "examples" / "candidates" / "cuda"

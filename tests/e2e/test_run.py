@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ROOT, HERE
+from e2e_support import ROOT, HERE
 
 SCRIPTED = HERE / "scripted"
 RELU = ROOT / "examples" / "problems" / "01_relu.py"

@@ -7,7 +7,7 @@ Skipped, with the reason shown, where no CUDA device is visible. On a GPU machin
 import pytest
 import torch
 
-from conftest import HERE, problem
+from adversarial_support import HERE, problem
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: GPU-only cheats need one")
 

@@ -1,0 +1,50 @@
+"""What the end-to-end tests share: the built `kforge` binary, run as a user would, and the fixture files.
+
+A module of its own (not conftest.py): the adversarial suite has a conftest.py too, and tests that
+imported `conftest` got whichever was loaded first."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def kforge_binary() -> Path:
+    return Path(os.environ.get("KFORGE_BIN", ROOT / "build" / "kforge"))
+
+
+class Kforge:
+    def __init__(self, binary: Path, tmp: Path):
+        self.binary = binary
+        self.tmp = tmp
+        self.env = dict(os.environ)
+        # One compile cache for the whole test run; state (store, logs) private to each test.
+        self.env.setdefault("KFORGE_CACHE_DIR", str(ROOT / "build" / "test-cache"))
+        self.env["KFORGE_STATE_DIR"] = str(tmp / "state")
+        self.env.pop("KFORGE_CONFIG", None)
+
+    def run(self, *args, timeout=600, env=None):
+        return subprocess.run([str(self.binary), *map(str, args)], capture_output=True, text=True,
+                              timeout=timeout, env=env or self.env, cwd=self.tmp)
+
+    def eval(self, problem, candidate, *extra, timeout=600, env=None):
+        out = self.tmp / f"result-{Path(candidate).stem}.json"
+        proc = self.run("eval", problem, candidate, "--json", out, *extra, timeout=timeout, env=env)
+        result = json.loads(out.read_text()) if out.exists() else None
+        return proc, result
+
+
+def problem(name: str) -> Path:
+    return HERE / "problems" / f"{name}.py"
+
+
+def candidate(name: str) -> Path:
+    return HERE / "candidates" / f"{name}.py"
+
+
+def stray_processes(marker: str) -> list:
+    out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "pgrep" not in line]
