@@ -1,7 +1,6 @@
 #include "eval/evaluator.h"
 
 #include <fmt/format.h>
-#include <sched.h>
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "eval/worker_pool.h"
 #include "util/errors.h"
 #include "util/hash.h"
+#include "util/environment.h"
 #include "util/paths.h"
 #include "util/files.h"
 
@@ -36,12 +36,6 @@ void crosscheck_backoff(int retry) {
   // A stall from outside (CPU load, another process's kernels holding the GPU) usually passes within
   // a second; waiting longer before each re-measurement lets it pass without giving a cheat anything.
   std::this_thread::sleep_for(std::chrono::milliseconds(250 * retry * retry));
-}
-
-int available_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return 1;
 }
 
 // Everything one evaluation accumulates while it runs.

@@ -1,6 +1,5 @@
 #include "eval/worker_pool.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "util/files.h"

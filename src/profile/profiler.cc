@@ -1,6 +1,5 @@
 #include "profile/profiler.h"
 
-#include <sched.h>
 
 #include <fstream>
 #include <random>
@@ -15,6 +14,7 @@
 #include "profile/ncu_report.h"
 #include "profile/ncu_runner.h"
 #include "profile/roofline_svg.h"
+#include "util/environment.h"
 #include "util/paths.h"
 
 namespace kforge::profile {
@@ -29,12 +29,6 @@ namespace {
 struct StepFailed {
   std::string message;
 };
-
-int available_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return 1;
-}
 
 struct Workers {
   std::unique_ptr<WorkerClient> ref, cand;

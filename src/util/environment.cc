@@ -1,5 +1,6 @@
 #include "util/environment.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,12 @@ bool looks_secret(std::string_view name) {
   for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE"})
     if (upper.find(word) != std::string::npos) return true;
   return false;
+}
+
+int available_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
 }
 
 }  // namespace kforge

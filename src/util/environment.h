@@ -13,4 +13,7 @@ std::map<std::string, std::string> current_environment();
 // are never passed to a worker, even when a target or a user asks for them.
 bool looks_secret(std::string_view name);
 
+// The CPUs this process may run on (its affinity mask), at least 1.
+int available_cpus();
+
 }  // namespace kforge
