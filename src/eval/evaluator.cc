@@ -501,7 +501,8 @@ bool Evaluation::calibrate() {
   phase("calibrating the check with null kernels");
   WorkerReply cal = ref_->request("calibrate",
                                   {{"seed", seed_}, {"problem", fs::absolute(opt_.problem).string()},
-                                   {"overrides", opt_.overrides}, {"shapes", opt_.shapes}},
+                                   {"problem_sha256", doc_["problem_sha256"]}, {"overrides", opt_.overrides},
+                                   {"shapes", opt_.shapes}},
                                   Seconds(opt_.reference_timeout_s));
   if (cal.kind != WorkerReply::kOk) {
     fail_from_reference(cal, "calibrating the check");

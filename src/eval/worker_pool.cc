@@ -54,9 +54,9 @@ PooledWorker::~PooledWorker() {
 }
 
 bool PooledWorker::wait_ready() {
-  if (warming) {
-    WorkerReply r = client->wait(*warming);
-    warming.reset();
+  if (preparing) {
+    WorkerReply r = client->wait(*preparing);
+    preparing.reset();
     if (r.kind != WorkerReply::kOk) start_failure = r;
   }
   return !start_failure;
@@ -110,7 +110,7 @@ std::unique_ptr<PooledWorker> WorkerPool::start(WorkerRole role, const EvalOptio
   worker->origin = ahead ? "started ahead" : "started";
   worker->key = key;
   worker->client = std::make_unique<WorkerClient>(candidate ? "candidate" : "reference", start_worker(how));
-  worker->warming = worker->client->send("warm", warm_args(options, threads, ahead), Seconds(kWarmTimeoutS));
+  worker->preparing = worker->client->send("warm", warm_args(options, threads, ahead), Seconds(kWarmTimeoutS));
   return worker;
 }
 
@@ -160,7 +160,6 @@ void WorkerPool::start_ahead(const EvalOptions& options, int threads, const std:
 
 WorkerPair WorkerPool::take(const EvalOptions& options, int threads, bool with_reference) {
   auto started = Clock::now();
-  fs::create_directories(options.log_dir);
   WorkerPair pair;
   pair.options = options;
   pair.threads = threads;
@@ -178,14 +177,15 @@ void WorkerPool::give_back(WorkerPair pair, bool reference_reusable, double refe
   }
   if (!pair.ref) return;
   auto& ref = pair.ref;
-  bool keep = reference_reusable && !ref->warming && !ref->start_failure && ref->client->alive() &&
+  const bool keep = reference_reusable && !ref->preparing && !ref->start_failure && ref->client->alive() &&
               ref->evaluations < kReferenceEvaluations;
-  // Replies to requests the evaluation abandoned come first and are skipped by the id match.
-  if (keep) keep = ref->client->request("reset", json::object(), Seconds(reference_timeout_s)).kind == WorkerReply::kOk;
   if (!keep) {
     retire(std::move(ref));
     return;
   }
+  // Read by the next take(), like a new worker's "warm": a reference that fails it is replaced then.
+  // Replies to requests the evaluation abandoned come first and are skipped by the id match.
+  ref->preparing = ref->client->send("reset", json::object(), Seconds(reference_timeout_s));
   ref->client->process().log_to(ref->root / "idle.log");
   ref->origin = "kept from an earlier evaluation";
   std::lock_guard lock(mutex_);
@@ -212,7 +212,7 @@ WorkerPool::Quiet WorkerPool::quiet() {
     std::lock_guard lock(mutex_);
     ++quiet_;
     for (auto it = idle_.begin(); it != idle_.end();) {
-      if (!(*it)->warming) {
+      if (!(*it)->preparing) {
         ++it;
         continue;
       }

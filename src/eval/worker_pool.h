@@ -36,12 +36,13 @@ struct PooledWorker {
   std::string isolation;
   std::string origin;            // "started", "started ahead", "kept from an earlier evaluation"
   std::string key;               // worker_pool_key() of the settings it was started with
-  std::optional<PendingRequest> warming;     // "warm", until its answer is read: torch and the device ready
-  std::optional<WorkerReply> start_failure;  // the worker did not get ready (its reply to "warm")
+  // "warm" (a new worker) or "reset" (a kept reference), until its answer is read.
+  std::optional<PendingRequest> preparing;
+  std::optional<WorkerReply> start_failure;  // the worker did not get ready (its reply to `preparing`)
   int evaluations = 0;           // evaluations served so far
 
-  // Reads the answer to "warm" if it is still outstanding (requests sent after it wait behind it in
-  // the worker). False when the worker did not get ready: start_failure says why.
+  // Reads the answer to `preparing` if it is still outstanding (requests sent after it wait behind it
+  // in the worker). False when the worker did not get ready: start_failure says why.
   bool wait_ready();
 };
 
@@ -65,11 +66,11 @@ class WorkerPool {
 
   // Both workers for one evaluation. Ones the pool had are ready; ones started now may still be
   // starting: send the first request, then wait_ready() before waiting for its answer, so the start
-  // overlaps other work. Logs go to options.log_dir from here on.
+  // overlaps other work. Logs go to options.log_dir (which must exist) from here on.
   WorkerPair take(const EvalOptions& options, int threads, bool with_reference);
 
-  // After the evaluation. The candidate is killed (in the background); the reference is reset and
-  // kept when `reference_reusable`, otherwise killed too.
+  // After the evaluation. The candidate is killed (in the background); the reference is kept when
+  // `reference_reusable` (its reset is answered while nobody waits), otherwise killed too.
   void give_back(WorkerPair pair, bool reference_reusable, double reference_timeout_s);
 
   // Waits until no worker is still starting, then holds back new starts until the guard is gone: a

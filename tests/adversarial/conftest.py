@@ -4,25 +4,10 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import pytest
-
 # tests/e2e/e2e_support.py, importable however pytest was started (its folder may not be on sys.path).
 if "e2e_support" not in sys.modules:
     _spec = importlib.util.spec_from_file_location("e2e_support", Path(__file__).resolve().parent.parent / "e2e" /
                                                    "e2e_support.py")
     sys.modules["e2e_support"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["e2e_support"])
-from e2e_support import Kforge, kforge_binary  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def kforge_bin():
-    binary = kforge_binary()
-    if not binary.exists():
-        pytest.fail(f"{binary} not built: run scripts/setup.sh first")
-    return binary
-
-
-@pytest.fixture
-def kforge(kforge_bin, tmp_path):
-    return Kforge(kforge_bin, tmp_path)
+from e2e_support import kforge, kforge_bin  # noqa: E402,F401  (fixtures)

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
@@ -35,6 +37,20 @@ class Kforge:
         proc = self.run("eval", problem, candidate, "--json", out, *extra, timeout=timeout, env=env)
         result = json.loads(out.read_text()) if out.exists() else None
         return proc, result
+
+
+# Fixtures: each suite's conftest.py imports them, so both suites run kforge the same way.
+@pytest.fixture(scope="session")
+def kforge_bin():
+    binary = kforge_binary()
+    if not binary.exists():
+        pytest.fail(f"{binary} not built: run scripts/setup.sh first")
+    return binary
+
+
+@pytest.fixture
+def kforge(kforge_bin, tmp_path):
+    return Kforge(kforge_bin, tmp_path)
 
 
 def problem(name: str) -> Path:

@@ -190,18 +190,23 @@ def wait_for(predicate, timeout):
     return False
 
 
-def test_killed_bench_resumes_without_losing_or_repeating(kforge):
-    args = ["bench", write_suite(kforge.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES,
-            "--out", kforge.tmp / "out", *QUICK]
+def kill_after_first_problem(kforge, args):
+    """Runs `kforge ARGS` (a bench) and kills it with SIGKILL once its first problem is done."""
     proc = subprocess.Popen([str(kforge.binary), *map(str, args)], env=kforge.env, cwd=kforge.tmp,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = lambda: db(kforge).execute("SELECT COUNT(*) FROM bench_problems WHERE status = 'done'").fetchone()[0]
     try:
-        # 13_channel_norm (no candidate) sorts last, so one done means 01_relu is finished and 12_swish is next.
         assert wait_for(lambda: (kforge.tmp / "state" / "kforge.db").exists() and done() >= 1, 120)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+def test_killed_bench_resumes_without_losing_or_repeating(kforge):
+    args = ["bench", write_suite(kforge.tmp), "--target", "cpu", "--candidates", CPU_CANDIDATES,
+            "--out", kforge.tmp / "out", *QUICK]
+    # 13_channel_norm (no candidate) sorts last, so one done means 01_relu is finished and 12_swish is next.
+    kill_after_first_problem(kforge, args)
     con = db(kforge)
     before = dict(con.execute("SELECT name, evaluation_id FROM bench_problems WHERE status = 'done'").fetchall())
     assert 1 <= len(before) < 3
@@ -224,14 +229,7 @@ def test_killed_llm_bench_resumes_each_run_where_it_stopped(kforge):
     log = kforge.tmp / "calls.jsonl"
     args = ["bench", write_suite(kforge.tmp), "--target", "cpu", "--llm", scripted_model(log), "--rounds", "1",
             "--max-fix", "0", "--out", kforge.tmp / "out", *QUICK]
-    proc = subprocess.Popen([str(kforge.binary), *map(str, args)], env=kforge.env, cwd=kforge.tmp,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    done = lambda: db(kforge).execute("SELECT COUNT(*) FROM bench_problems WHERE status = 'done'").fetchone()[0]
-    try:
-        assert wait_for(lambda: (kforge.tmp / "state" / "kforge.db").exists() and done() >= 1, 120)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    kill_after_first_problem(kforge, args)
     con = db(kforge)
     finished = [n for (n,) in con.execute("SELECT name FROM bench_problems WHERE status = 'done'")]
     runs_before = dict(con.execute("SELECT name, run_id FROM bench_problems WHERE run_id IS NOT NULL").fetchall())

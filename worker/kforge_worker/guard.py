@@ -53,8 +53,8 @@ class Guard:
     def calibrate(self, ref, req: dict) -> dict:
         # The report describes the problem at its sizes, not a candidate: a reference process kept for
         # the next evaluation of the same problem (docs/isolation.md) calibrates it once.
-        key = json.dumps([req.get("problem"), ref.problem_sha256, req.get("overrides", {}), int(req.get("shapes", 0)),
-                          ref.device, self.policy], sort_keys=True, default=str)
+        key = json.dumps([req.get("problem"), req.get("problem_sha256"), req.get("overrides", {}),
+                          int(req.get("shapes", 0)), ref.device, self.policy], sort_keys=True, default=str)
         cached = _CALIBRATIONS.get(key)
         if cached is not None:
             report = copy.deepcopy(cached)

@@ -6,7 +6,6 @@ process (which runs untrusted code) has nothing to copy from. The candidate's ou
 """
 
 import gc
-import hashlib
 import os
 import time
 
@@ -28,7 +27,6 @@ class ReferenceSession:
         self.guard = Guard()  # static checks, calibration, precision audit, speed of light
         self.timer = None
         self.shared_dir = "."
-        self.problem_sha256 = None
 
     # -- commands ---------------------------------------------------------------------------
     def load_problem(self, req: dict) -> dict:
@@ -36,8 +34,6 @@ class ReferenceSession:
         session.setup(self.device, int(req.get("threads", 0)))
         session.set_precision(req.get("precision", "strict"))
         self.guard.policy = req.get("precision", "strict")
-        with open(req["problem"], "rb") as f:
-            self.problem_sha256 = hashlib.sha256(f.read()).hexdigest()
         self.shared_dir = req["shared_dir"]
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
