@@ -10,6 +10,7 @@
 """
 
 import json
+import sys
 
 import pytest
 
@@ -140,3 +141,30 @@ def test_the_exact_answer_to_a_degenerate_problem_is_correct_and_marked(kforge):
 def test_an_ordinary_kernel_is_in_the_standard_class(kforge):
     proc, result = kforge.eval(problem("relu"), HERE / "honest" / "relu_native.py", *QUICK)
     assert result["status"] == "correct" and result["speed_class"] == "standard", _summary(result)
+
+
+def test_kforge_run_goes_on_after_a_pathological_answer(kforge, tmp_path):
+    # A scripted model (tests/e2e/scripted/model.py) answers first with the nesting cheat, then, asked
+    # to repair it, with an honest kernel: the run must evaluate the second answer, not stop.
+    e2e = HERE.parent / "e2e" / "scripted"
+    (tmp_path / "1_nesting.md").write_text(
+        "```python\n" + (HERE / "cheats" / "static_nesting.py").read_text() + "```\n")
+    (tmp_path / "2_fast.md").write_text((e2e / "relu" / "4_fast.md").read_text())
+    (tmp_path / "analysis.md").write_text((e2e / "relu" / "analysis.md").read_text())
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([{"kind": "analyze", "reply": "analysis.md"},
+                                {"kind": "generate", "turn": 0, "reply": "1_nesting.md"},
+                                {"kind": "generate", "turn": 1, "reply": "2_fast.md"}]))
+    log = tmp_path / "calls.jsonl"
+    model = f"exec:{sys.executable} {e2e / 'model.py'} {plan} {log}"
+    proc = kforge.run("run", problem("relu"), "--target", "cpu", "--llm", model, "--rounds", "1", "--patience", "0",
+                      "--out", tmp_path / "out", "--no-compile-baseline", "--eval-reps", "5", "--eval-warmup", "1",
+                      "--eval-trials", "2", "--seed", "7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    statuses = {c["step"]: c.get("status") for c in summary["candidates"]}
+    assert statuses.get("r0.s0.a0") == "rejected", summary["candidates"]
+    assert summary["best"]["step"] == "r0.s0.a1", summary["candidates"]
+    # The repair prompt named the limit, so the model could act on it.
+    generated = [json.loads(line) for line in log.read_text().splitlines() if '"generate"' in line]
+    assert "static_limits" in json.dumps(generated[1]["request"])

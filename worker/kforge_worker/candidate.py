@@ -63,7 +63,8 @@ class CandidateSession:
     def prepare_timing(self, req: dict) -> dict:
         self.timing_inputs = tensors.load(req["inputs"], self.device)
         self.timing_sets = [tensors.load(p, self.device) for p in req.get("input_sets", [])]
-        self.current_source = tensors.detach_clone(self.timing_inputs)
+        # What a time without a schedule restores before each call (on the device, like the buffers).
+        self.current_source = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.timing_inputs]
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
 
