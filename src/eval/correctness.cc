@@ -125,7 +125,7 @@ void finish_checks(EvalRun& run) {
   if (run.correctness.trials_run == 0) return;
   for (const char* name : {"file_io", "network", "concurrency", "introspection", "monkey_patching", "output_type",
                            "deferred_output", "output_aliasing", "torch_delegation", "input_independent", "precision",
-                           "input_mutation"})
+                           "precision_flags", "input_mutation"})
     merge_check(run.doc["checks"], {{"name", name}, {"verdict", "pass"}, {"message", "not observed at run time"}});
   if (run.opt.timing && run.doc.contains("timing") && run.doc["timing"].contains("candidate"))
     merge_check(run.doc["checks"],

@@ -54,6 +54,10 @@ CHEATS = {
     "constant_hidden": ("row_mean", "incorrect", "mismatch"),
     "low_precision_plain": ("softmax", "rejected", "precision"),
     "low_precision_hidden": ("softmax", "rejected", "precision"),
+    # Strict precision: TF32 for a library GEMM (on the CPU only the switch is seen; on a GPU the
+    # precision audit sees its error too).
+    "tf32_plain": ("linear_relu", "rejected", "precision_flags"),
+    "tf32_hidden": ("linear_relu", "rejected", "precision_flags"),
     "partial_plain": ("tiny_scale", "incorrect", "mismatch"),
     "partial_hidden": ("tiny_scale", "incorrect", "mismatch"),
 }

@@ -138,10 +138,11 @@ class Guard:
         timing = bool(req.get("timing"))
         if not timing:
             findings = reference_checks.judge_run(got.get("facts"), record.get("facts", {}), self.reference_ops,
-                                                  self.allowed)
+                                                  self.allowed, self.policy)
             imp = req.get("import_facts")
             if imp:
-                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []))
+                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []),
+                                                          imp.get("precision_flags"), self.policy)
             extra["findings"] = findings
         return extra
 
