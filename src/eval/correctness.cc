@@ -95,6 +95,7 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     run.correctness.max_abs_error = std::max(run.correctness.max_abs_error, c.max_abs_error);
     run.correctness.max_rel_error = std::max(run.correctness.max_rel_error, c.max_rel_error);
     if (main_shape && t == 0) run.correctness.detail["tolerances"] = c.tolerances;
+    if (main_shape && t == 0 && c.library_calls) run.doc["library_calls"] = {{"operators", *c.library_calls}};
     if (making && made.kind != WorkerReply::kOk) {
       run.fail_from_reference(made, fmt::format("running trial {}", t + 1));
       return false;

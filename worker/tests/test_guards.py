@@ -150,3 +150,16 @@ def test_the_flags_read_back_what_a_candidate_switched():
         assert reference_checks.judge_precision_flags(runtime_checks.precision_flags(), "strict", "x")
     finally:
         session.set_precision("strict")
+
+
+def test_library_calls_are_the_allowed_operators_the_candidate_dispatched():
+    from kforge_worker import guard as guard_module
+
+    g = guard_module.Guard()
+    g.allowed = ops.canonical_set(["matmul", "mm", "addmm", "linear"])
+    got = {"facts": {"events": [], "tampered": [], "ops_recorded": True,
+                     "aten_ops": ["mm", "relu", "zero_"]}}
+    assert g.judge(None, 0, {"facts": {}}, got, {})["library_calls"] == sorted(ops.canonical_set(["mm"]))
+    got["facts"]["aten_ops"] = ["relu", "zero_"]
+    assert g.judge(None, 0, {"facts": {}}, got, {})["library_calls"] == []
+    assert "library_calls" not in g.judge(None, 0, {"facts": {}}, got, {"timing": True})
