@@ -131,6 +131,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   ctx.prior_wall_seconds = prior_wall;
   EvalOptions& e = ctx.eval_base;
   e.target = registry.get(opt.run.target);
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (opt.run.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) e.target.allowed_torch_calls.clear();
   e.overrides = opt.run.overrides;
   e.trials = opt.run.eval_trials;
   e.reps = opt.run.eval_reps;
@@ -221,6 +223,7 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
   cmd->add_option("--set", a->sets, "Override a global of every problem: NAME=VALUE (repeatable)");
   cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the bench)");
+  cmd->add_flag("--kernels-only", o.kernels_only, "Allow no PyTorch library calls in the candidates' forward");
   cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
   cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
   cmd->callback([a, &global, exit_code] { *exit_code = run_bench_command(*a, global); });

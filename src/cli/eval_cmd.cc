@@ -38,7 +38,7 @@ struct EvalArgs {
   std::vector<std::string> sets;
   int shapes = 0, trials = 5, reps = 30, warmup = 3, threads = 0;
   double timeout_s = 120, sol_slack = 3.0, speedup_warn = 20.0;
-  bool no_compile_baseline = false, no_timing = false, no_sandbox = false, compile_only = false;
+  bool no_compile_baseline = false, no_timing = false, no_sandbox = false, compile_only = false, kernels_only = false;
   std::string json_path, python, db, precision = "strict";
   std::optional<std::uint64_t> seed;
 };
@@ -65,6 +65,8 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   for (const auto& c : a.candidates)
     if (!fs::is_regular_file(c)) throw InputError(fmt::format("candidate file not found: {}", c));
   opt.target = registry.get(a.target);
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (a.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) opt.target.allowed_torch_calls.clear();
   opt.device = a.device.empty() ? opt.target.device : a.device;
   opt.overrides = parse_overrides(a.sets);
   opt.shapes = a.shapes;
@@ -147,6 +149,8 @@ void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code)
   cmd->add_option("--speedup-warn", args->speedup_warn, "Speedups over eager beyond this factor are re-measured on fresh inputs and kept with a warning")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--no-compile-baseline", args->no_compile_baseline, "Do not time torch.compile of the reference");
   cmd->add_flag("--no-timing", args->no_timing, "Check correctness only");
+  cmd->add_flag("--kernels-only", args->kernels_only,
+                "Allow no PyTorch library calls (the target's allowed_torch_calls) in the candidate's forward");
   cmd->add_flag("--compile-only", args->compile_only,
                 "No GPU needed: build the candidate's kernels only (status compiled/compile_error); for the "
                 "triton target, check correctness with the Triton interpreter on the CPU instead");

@@ -134,6 +134,8 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.target = registry.get(opt.target);
   EvalOptions& e = ctx.eval_base;
   e.problem = opt.problem;
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (opt.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) ctx.target.allowed_torch_calls.clear();
   e.target = ctx.target;
   e.device = opt.device.empty() ? ctx.target.device : opt.device;
   e.overrides = opt.overrides;
@@ -217,6 +219,7 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   cmd->add_option("--device", o.device, "Device to run on (default: the target's)");
   cmd->add_option("--set", a->sets, "Override a problem global: NAME=VALUE (repeatable)");
   cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the run)");
+  cmd->add_flag("--kernels-only", o.kernels_only, "Allow no PyTorch library calls in the candidates' forward");
   cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
   cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
   cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");

@@ -1,6 +1,7 @@
 #include "eval/eval_result.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "eval/eval_view.h"
 
@@ -49,6 +50,8 @@ std::string summarize(const EvalResult& r) {
     if (v.speedup_vs_compile) out += fmt::format("   speedup vs torch.compile: {:.2f}x", *v.speedup_vs_compile);
     out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
   }
+  if (!v.library_calls.empty())
+    out += fmt::format("library calls kept (allowed by the target): {}\n", fmt::join(v.library_calls, ", "));
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
   return out;

@@ -41,6 +41,7 @@ void describe(EvalRun& run) {
   doc["target"] = opt.target.name;
   doc["device"] = opt.device;
   doc["precision"] = opt.precision;
+  doc["allowed_torch_calls"] = opt.target.allowed_torch_calls;
   doc["seed"] = run.seed;
   doc["overrides"] = opt.overrides;
   doc["checks"] = json::array();

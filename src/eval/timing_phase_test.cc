@@ -109,7 +109,8 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
                                     {"eager", to_json(summarize({4, 5, 6}))}}},
                         {"speedup_vs_eager", 2.5},
                         {"speedup_vs_compile", nullptr},
-                        {"notes", {"n1"}}};
+                        {"notes", {"n1"}},
+                        {"library_calls", {{"operators", {"matmul"}}}}};
   EvalView v = EvalView::decode(doc);
   EXPECT_EQ(v.status, "correct");
   EXPECT_TRUE(v.correctness.ran);
@@ -126,6 +127,7 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
   EXPECT_FALSE(v.speedup_vs_compile);
   EXPECT_FALSE(v.error);
   EXPECT_EQ(v.notes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(v.library_calls, std::vector<std::string>{"matmul"});
 }
 
 TEST(EvalView, AFailedEvaluationHasAnErrorAndNoTiming) {

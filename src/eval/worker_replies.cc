@@ -32,6 +32,8 @@ CheckReply CheckReply::decode(const json& body) {
   r.max_abs_error = stats.value("max_abs_error", 0.0);
   r.max_rel_error = stats.value("max_rel_error", 0.0);
   r.tolerances = stats.value("tolerances", json::object());
+  if (body.contains("library_calls") && body["library_calls"].is_array())
+    r.library_calls = body["library_calls"].get<std::vector<std::string>>();
   return r;
 }
 

@@ -31,6 +31,7 @@ struct CheckReply {
   double max_abs_error = 0;
   double max_rel_error = 0;
   nlohmann::json tolerances = nlohmann::json::object();
+  std::optional<std::vector<std::string>> library_calls;  // allowed library operators the candidate ran
 
   static CheckReply decode(const nlohmann::json& body);
 };

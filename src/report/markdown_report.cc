@@ -76,14 +76,18 @@ std::string markdown_report(const json& doc) {
   }
 
   out += "\n## Problems\n\n";
-  out += "| problem | status | candidate ms | eager ms | compile ms | vs eager | vs compile | % of SOL | wall s | note |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n";
+  out += "| problem | status | candidate ms | eager ms | compile ms | vs eager | vs compile | % of SOL | wall s | library calls | note |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : doc.at("problems")) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
+    std::string library;
+    for (const auto& op : p.value("library_calls", json::array()))
+      if (op.is_string()) library += (library.empty() ? "" : ", ") + op.get<std::string>();
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
                        p.value("status", ""), num(p.value("candidate_ms", json())), num(p.value("eager_ms", json())),
                        num(p.value("compile_ms", json())), format_speedup(p.value("speedup_vs_eager", json())),
                        format_speedup(p.value("speedup_vs_compile", json())), num(p.value("sol_pct", json()), "{:.3g}"),
-                       num(p.value("wall_seconds", json()), "{:.1f}"), cell(p.value("message", "")));
+                       num(p.value("wall_seconds", json()), "{:.1f}"), cell(library.empty() ? "-" : library),
+                       cell(p.value("message", "")));
   }
   out += "\nSpeedups are baseline median time / candidate median time from interleaved measurements; "
          "times in milliseconds.\n";

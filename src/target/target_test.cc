@@ -74,5 +74,14 @@ TEST(TargetRegistry, BundledTargetsLoad) {
   EXPECT_TRUE(fs::exists(registry.get("cpu").notes));
 }
 
+TEST(TargetRegistry, LibraryCallsAreOnePolicyForEveryTarget) {
+  // A library GEMM or convolution with the candidate's own kernels after it is accepted on each
+  // target alike (--kernels-only empties the list for a run).
+  auto registry = TargetRegistry::load(fs::path(KFORGE_SOURCE_DIR) / "targets");
+  const auto& cpu = registry.get("cpu").allowed_torch_calls;
+  EXPECT_FALSE(cpu.empty());
+  for (const char* name : {"cuda", "triton"}) EXPECT_EQ(registry.get(name).allowed_torch_calls, cpu) << name;
+}
+
 }  // namespace
 }  // namespace kforge

@@ -45,7 +45,8 @@ class CandidateSession:
             reply["weights"] = _copy_matching_state(model, tensors.load(req["state"], self.device))
             model.eval()
         self.model = model
-        reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered()}
+        reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered(),
+                                 "precision_flags": runtime_checks.precision_flags()}
         reply["builds"] = buildinfo.events()
         return reply
 

@@ -151,11 +151,16 @@ class Guard:
         timing = bool(req.get("timing"))
         if not timing:
             findings = reference_checks.judge_run(got.get("facts"), record.get("facts", {}), self.reference_ops,
-                                                  self.allowed)
+                                                  self.allowed, self.policy)
             imp = req.get("import_facts")
             if imp:
-                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []))
+                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []),
+                                                          imp.get("precision_flags"), self.policy)
             extra["findings"] = findings
+            facts = got.get("facts")
+            if isinstance(facts, dict) and facts.get("ops_recorded"):
+                # The target's allowed library calls the candidate kept (a GEMM before its own epilogue).
+                extra["library_calls"] = sorted(ops.canonical_set(facts.get("aten_ops", [])) & self.allowed)
         return extra
 
     def after_match(self, ref, trial_no: int, record: dict, got: dict, req: dict, reply: dict) -> None:

@@ -311,12 +311,19 @@ def forward_facts(outputs, snapshots, inputs, events, threads_before, children_b
     facts = {
         "output_types": types, "plain_tensors": all(plain) and not meta, "output_is_tensor": bool(leaves),
         "aliases_inputs": aliases, "deferred": deferred, "events": events, "new_threads": threads,
-        "children": children, "tampered": tampered,
+        "children": children, "tampered": tampered, "precision_flags": precision_flags(),
     }
     if record_ops:
         facts["aten_ops"] = sorted(ops)
         facts["ops_recorded"] = "zero_" in ops
     return facts
+
+
+def precision_flags() -> dict:
+    """The process-wide switches that let library GEMMs and convolutions round fp32 inputs to TF32."""
+    return {"cuda_matmul_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
 
 
 def rebuild(obj, snapshots):
