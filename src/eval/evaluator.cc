@@ -432,7 +432,7 @@ bool Evaluation::time_candidate() {
   auto quiet = pool_.quiet();
   if (double waited = Seconds(Clock::now() - quiet_from).count(); waited > 0.001)
     timing["waited_for_worker_start_seconds"] = waited;  // a worker started ahead was still starting
-  auto gpu_lock = DeviceLock::acquire(opt_.device, state_dir() / "locks", [&](const fs::path& path) {
+  auto gpu_lock = DeviceLock::acquire(opt_.device, opt_.target.device_lock, state_dir() / "locks", [&](const fs::path& path) {
     phase(fmt::format("waiting for {} (another evaluation is timing on this GPU)", path.filename().string()));
   });
   if (gpu_lock)
