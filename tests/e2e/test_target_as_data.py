@@ -4,12 +4,23 @@ its target.toml changed, is listed and evaluates a candidate without any change 
 import re
 import shutil
 
+import pytest
+
 from e2e_support import ROOT
 
 
-def test_a_copied_target_folder_is_a_new_platform(kforge):
-    home = kforge.tmp / "home"
-    home.mkdir()
+@pytest.fixture
+def home(kforge):
+    # Outside /tmp: the candidate sandbox puts a private tmpfs over /tmp, so a kforge home there would
+    # be invisible to the candidate worker.
+    path = ROOT / "build" / "test-homes" / kforge.tmp.name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_copied_target_folder_is_a_new_platform(kforge, home):
     for shared in ("worker", "prompts", ".venv"):  # kforge's own data, unchanged
         if (ROOT / shared).exists():
             (home / shared).symlink_to(ROOT / shared)

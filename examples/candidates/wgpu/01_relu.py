@@ -3,20 +3,20 @@ import torch.nn as nn
 
 from kforge_worker import wgsl
 
-# One invocation per 4 floats (vec4 loads and stores); a 2-D grid of workgroups keeps each dimension
+# One invocation per element; a 2-D grid of workgroups keeps each dimension
 # under WebGPU's 65535 limit.
 SRC = """
-override n4: u32;        // number of vec4 elements
+override n: u32;
 override row: u32;       // workgroups per grid row
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> y: array<vec4<f32>>;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x + gid.y * row * 256u;
-    if (i < n4) {
-        y[i] = max(x[i], vec4<f32>(0.0));
+    if (i < n) {
+        y[i] = max(x[i], 0.0);
     }
 }
 """
@@ -27,9 +27,7 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
         n = x.numel()
-        if n % 4:
-            raise ValueError("this kernel needs the element count to be a multiple of 4")
-        groups = -(-n // 4 // 256)
+        groups = -(-n // 256)
         row = min(groups, 65535)
-        _kern.launch((row, -(-groups // row)), x, out, n4=n // 4, row=row)
+        _kern.launch((row, -(-groups // row)), x, out, n=n, row=row)
         return out

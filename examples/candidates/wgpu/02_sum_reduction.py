@@ -42,9 +42,13 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         dim = self.dim % x.dim()
+        x_shape = x.shape
         outer, reduced, inner = math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1:])
-        if outer > 65535:
-            raise ValueError("this kernel dispatches one workgroup row per outer index (at most 65535)")
-        out = torch.empty(*x.shape[:dim], 1, *x.shape[dim + 1:], dtype=x.dtype)
-        _kern.launch((-(-inner // 64), outer), x, out, outer=outer, reduced=reduced, inner=inner)
-        return out
+        x = x.contiguous().view(outer, reduced, inner)
+        out = torch.empty(outer, 1, inner, dtype=x.dtype)
+        # A storage binding holds at most 128 MiB: launch over slices of the outer dimension.
+        step = max(1, min(65535, (64 << 20) // max(1, reduced * inner * x.element_size())))
+        for o0 in range(0, outer, step):
+            o1 = min(outer, o0 + step)
+            _kern.launch((-(-inner // 64), o1 - o0), x[o0:o1], out[o0:o1], outer=o1 - o0, reduced=reduced, inner=inner)
+        return out.view(*x_shape[:dim], 1, *x_shape[dim + 1:])

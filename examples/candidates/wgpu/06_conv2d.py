@@ -5,7 +5,7 @@ from kforge_worker import wgsl
 
 # Direct convolution (stride 1, zero padding P). Each invocation computes one output pixel for four
 # output channels, so every input value it loads feeds four multiply-adds. No barriers (costly on
-# lavapipe). Needs out_channels % 4 == 0.
+# lavapipe).
 SRC = """
 override C: u32;
 override H: u32;
@@ -25,17 +25,21 @@ override OW: u32;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let ow = gid.x;
     let oh = gid.y;
-    let ocb = OC / 4u;
+    let ocb = (OC + 3u) / 4u;
     let n = gid.z / ocb;
     let oc = (gid.z % ocb) * 4u;
     if (ow >= OW || oh >= OH) {
         return;
     }
     let wstride = C * KS * KS;
-    var acc = vec4<f32>(bias[oc], bias[oc + 1u], bias[oc + 2u], bias[oc + 3u]);
+    // Channels past OC are clamped for loading and skipped when storing.
+    let o1 = min(oc + 1u, OC - 1u);
+    let o2 = min(oc + 2u, OC - 1u);
+    let o3 = min(oc + 3u, OC - 1u);
+    var acc = vec4<f32>(bias[oc], bias[o1], bias[o2], bias[o3]);
     for (var c = 0u; c < C; c++) {
         let xc = (n * C + c) * H * W;
-        let wc = oc * wstride + c * KS * KS;
+        let wc = c * KS * KS;
         for (var kh = 0u; kh < KS; kh++) {
             let ih = i32(oh + kh) - i32(P);
             if (ih < 0 || ih >= i32(H)) {
@@ -48,16 +52,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 }
                 let v = x[xc + u32(ih) * W + u32(iw)];
                 let k = wc + kh * KS + kw;
-                acc += v * vec4<f32>(w[k], w[k + wstride], w[k + 2u * wstride], w[k + 3u * wstride]);
+                acc += v * vec4<f32>(w[oc * wstride + k], w[o1 * wstride + k], w[o2 * wstride + k], w[o3 * wstride + k]);
             }
         }
     }
     let o = ((n * OC + oc) * OH + oh) * OW + ow;
     let plane = OH * OW;
-    y[o] = acc.x;
-    y[o + plane] = acc.y;
-    y[o + 2u * plane] = acc.z;
-    y[o + 3u * plane] = acc.w;
+    for (var j = 0u; j < 4u; j++) {
+        if (oc + j < OC) {
+            y[o + j * plane] = acc[j];
+        }
+    }
 }
 """
 _kern = wgsl.build(SRC)
@@ -73,9 +78,9 @@ class ModelNew(nn.Module):
         OC, _, KS, _ = self.conv.weight.shape
         P = self.conv.padding[0]
         OH, OW = H + 2 * P - KS + 1, W + 2 * P - KS + 1
-        if OC % 4 or N * OC // 4 > 65535:
-            raise ValueError("this kernel needs out_channels % 4 == 0")
+        if N * -(-OC // 4) > 65535:
+            raise ValueError("this kernel dispatches N * ceil(out_channels / 4) <= 65535 workgroup layers")
         y = torch.empty(N, OC, OH, OW, dtype=x.dtype)
-        _kern.launch((-(-OW // 16), -(-OH // 4), N * OC // 4), x, self.conv.weight, self.conv.bias, y,
+        _kern.launch((-(-OW // 16), -(-OH // 4), N * -(-OC // 4)), x, self.conv.weight, self.conv.bias, y,
                      C=C, H=H, W=W, OC=OC, KS=KS, P=P, OH=OH, OW=OW)
         return y
