@@ -27,6 +27,8 @@ debs=(build-essential cmake pkg-config ninja-build
       nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libcurl4-openssl-dev
       libcpp-httplib-dev libgtest-dev libgmock-dev libkainjow-mustache-dev libtomlplusplus-dev
       pocl-opencl-icd ocl-icd-opencl-dev bubblewrap
+      mesa-vulkan-drivers libvulkan1   # wgpu target: Vulkan on the CPU (lavapipe)
+      hipcc                            # hip target: AMD code objects, built compile-only (~37 MB, ~40 s)
       libjs-chart.js chromium)
 if [ "$apt" = 1 ]; then
   missing=()

@@ -58,8 +58,10 @@ json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptio
   if (best) {
     std::string header = fmt::format(
         "kforge run {}: best candidate for {} on the {} target ({}).\n{}\n"
-        "Drop-in replacement for the reference: construct ModelNew (also bound to Model) with the same arguments.",
-        run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary));
+        "Drop-in replacement for the reference: construct ModelNew (also bound to Model) with the same arguments.\n"
+        "kforge target: {}",
+        run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary),
+        opt.target);
     std::string standalone = loop::make_standalone(best->source, data_dir() / "worker" / "kforge_worker", header);
     std::ofstream(out / "best.py") << standalone;
     summary["best_file"] = (out / "best.py").string();

@@ -1,20 +1,34 @@
-// `kforge targets`: list the target platforms found under <data>/targets.
+// `kforge targets`: list the target platforms found under <data>/targets, with whether each can run
+// here (target/readiness.h).
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "config/config.h"
+#include "eval/worker_launch.h"
+#include "target/readiness.h"
 #include "target/target.h"
 #include "util/paths.h"
 
 namespace kforge {
 
-void register_targets_command(CLI::App& app, GlobalOptions&, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand("targets", "List the target platforms");
-  cmd->callback([exit_code] {
+void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_code) {
+  CLI::App* cmd = app.add_subcommand("targets", "List the target platforms and whether each can run here");
+  auto python = std::make_shared<std::string>();
+  cmd->add_option("--python", *python, "Interpreter whose modules are checked (default: worker.python or .venv)");
+  cmd->callback([&global, exit_code, python] {
     auto registry = TargetRegistry::load(data_dir() / "targets");
-    fmt::print("{:<10} {:<8} {:<8} {}\n", "TARGET", "DEVICE", "LANG", "DESCRIPTION");
-    for (const auto& t : registry.all())
-      fmt::print("{:<10} {:<8} {:<8} {}\n", t.name, t.device, t.language, t.description);
+    Config config = load_config(global.config_path);
+    auto probe = this_machine(resolve_python(*python, config.get_string("worker.python").value_or("")), registry.all());
+    fmt::print("{:<8} {:<6} {:<7} {:<15} {}\n", "TARGET", "DEVICE", "LANG", "HERE", "DESCRIPTION");
+    for (const auto& t : registry.all()) {
+      Readiness r = assess_readiness(t, probe);
+      fmt::print("{:<8} {:<6} {:<7} {:<15} {}\n", t.name, t.device, t.language, readiness_label(r.state),
+                 t.description);
+      fmt::print("{:<39} {}\n", "", r.reason);
+    }
     *exit_code = kExitOk;
   });
 }

@@ -133,7 +133,7 @@ DeviceHold hold_device_for_timing(EvalRun& run, WorkerPool& pool, json& timing) 
   DeviceHold hold{pool.quiet(), std::nullopt};
   if (double waited = Seconds(Clock::now() - quiet_from).count(); waited > 0.001)
     timing["waited_for_worker_start_seconds"] = waited;  // a worker started ahead was still starting
-  hold.lock = DeviceLock::acquire(run.opt.device, state_dir() / "locks", [&](const fs::path& path) {
+  hold.lock = DeviceLock::acquire(run.opt.device, run.opt.target.device_lock, state_dir() / "locks", [&](const fs::path& path) {
     run.phase(fmt::format("waiting for {} (another evaluation is timing on this GPU)", path.filename().string()));
   });
   if (hold.lock)

@@ -20,6 +20,7 @@
 #include "eval/worker_pool.h"
 #include "llm/errors.h"
 #include "loop/speed_compare.h"
+#include "loop/transfer_source.h"
 #include "profile/profiler.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -44,17 +45,6 @@ struct RunStopped {
 };
 
 std::string fmt2(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string(); }
-
-// Which platform a working kernel was written for, from the helper it imports.
-std::string platform_of(const std::string& source) {
-  if (source.find("kforge_worker import ocl") != std::string::npos || source.find("kforge_worker.ocl") != std::string::npos)
-    return "opencl";
-  if (source.find("kforge_worker import native") != std::string::npos ||
-      source.find("kforge_worker.native") != std::string::npos)
-    return "cpu";
-  if (source.find("load_inline") != std::string::npos) return "cuda";
-  return "another";
-}
 
 struct Attempt {
   std::string step, sha256, source;
@@ -135,7 +125,7 @@ class Refiner {
   std::optional<std::pair<std::string, json>> last_profile_;  // the best candidate's sha256 and profile
   std::vector<HistoryLine> history_;
   int stale_rounds_ = 0;
-  std::string reference_, notes_, example_reference_, example_candidate_, transfer_;
+  std::string reference_, notes_, example_reference_, example_candidate_, transfer_, transfer_target_;
 };
 
 llm::Response Refiner::call_llm(const std::string& step, const llm::Request& request) {
@@ -364,7 +354,10 @@ RunOutcome Refiner::run() {
   notes_ = fs::exists(ctx_.target.notes) ? read_file(ctx_.target.notes) : "";
   example_reference_ = read_file(ctx_.target.example_reference);
   example_candidate_ = read_file(ctx_.target.example_candidate);
-  if (!opt_.transfer_from.empty()) transfer_ = read_file(opt_.transfer_from);
+  if (!opt_.transfer_from.empty()) {
+    transfer_ = read_file(opt_.transfer_from);
+    transfer_target_ = transfer_source_target(*ctx_.store, transfer_);
+  }
   fs::create_directories(ctx_.work_dir / "candidates");
   fs::create_directories(ctx_.work_dir / "logs");
 
@@ -386,7 +379,7 @@ RunOutcome Refiner::run() {
       if (!transfer_.empty())
         gctx["transfer"] = {{"source", transfer_},
                             {"file", fs::path(opt_.transfer_from).filename().string()},
-                            {"from_target", platform_of(transfer_)}};
+                            {"from_target", transfer_target_}};
       if (best_) {
         const json& d = best_->eval;
         gctx["best"] = {{"step", best_->step},

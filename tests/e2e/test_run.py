@@ -142,7 +142,10 @@ def test_kill_9_then_resume_repeats_nothing(kforge):
 
 def test_transfer_from_cpu_to_opencl_with_format_feedback(kforge):
     log = kforge.tmp / "calls.jsonl"
-    cpu_kernel = ROOT / "examples" / "candidates" / "cpu" / "12_swish.py"
+    # As in a best.py that `kforge run` wrote: its header names the target it was made for (a kernel
+    # kforge has evaluated is found in the store instead; src/loop/transfer_source_test.cc).
+    cpu_kernel = kforge.tmp / "12_swish.py"
+    cpu_kernel.write_text("# kforge target: cpu\n\n" + (ROOT / "examples" / "candidates" / "cpu" / "12_swish.py").read_text())
     proc = kforge.run("run", SWISH, "--target", "opencl", "--transfer-from", cpu_kernel,
                       "--llm", scripted(SCRIPTED / "transfer" / "plan.json", log), "--rounds", "1", "--max-fix", "1",
                       "--out", kforge.tmp / "out", *QUICK)

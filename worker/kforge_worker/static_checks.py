@@ -18,7 +18,8 @@ CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurre
 # Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own worker.
 _PROTECTED_ROOTS = {"torch", "time", "kforge_worker", "builtins", "sys", "os", "gc", "ctypes", "threading",
                     "numpy", "triton", "functools", "importlib", "inspect", "math", "operator", "types"}
-_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.errors"}  # kernel builders
+_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.wgsl", "kforge_worker.hip",
+              "kforge_worker.errors"}  # kernel builders
 
 _CONCURRENCY_CALLS = {
     "threading.Thread", "threading.Timer", "_thread.start_new_thread", "_thread.start_new",
@@ -134,6 +135,7 @@ class _Analyzer(ast.NodeVisitor):
                     if name is None:
                         continue
                     if last in _KERNEL_LOADERS or callee.startswith(("kforge_worker.native", "kforge_worker.ocl",
+                                                                     "kforge_worker.wgsl", "kforge_worker.hip",
                                                                      "ctypes", "torch.utils.cpp_extension", "triton")):
                         self.kernel_names.add(name)
                     if callee.startswith("torch.nn.") and last in ops.MODULES:
