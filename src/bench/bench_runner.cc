@@ -137,7 +137,7 @@ class Runner {
       id = ctx_.store->add_evaluation(doc, source);
     }
     row.evaluation_id = id;
-    json node = row.outcome.value("node", json());
+    json node = row.outcome.is_object() ? row.outcome.value("node", json()) : json();
     row.outcome = outcome_from_evaluation(doc, id);
     if (node.is_string()) row.outcome["node"] = node;
     row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();

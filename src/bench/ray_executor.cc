@@ -28,7 +28,9 @@ json ray_resources(const std::string& device_kind, bool timing) {
 }
 
 std::map<std::string, std::string> bridge_environment(std::map<std::string, std::string> env) {
-  std::erase_if(env, [](const auto& kv) { return looks_secret(kv.first); });
+  // Ray's own cluster token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH) is what lets the bridge join an
+  // authenticated cluster; it is Ray's credential, not one of kforge's.
+  std::erase_if(env, [](const auto& kv) { return looks_secret(kv.first) && !kv.first.starts_with("RAY_AUTH_"); });
   return env;
 }
 

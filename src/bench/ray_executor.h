@@ -38,7 +38,8 @@ struct RayExecutorOptions {
 // an untimed check, so checks share a device and a timing waits until they leave it.
 nlohmann::json ray_resources(const std::string& device_kind, bool timing);
 
-// The bridge's environment: `env` without any variable whose name looks like a credential.
+// The bridge's environment: `env` without any variable whose name looks like a credential, except
+// Ray's own cluster token (RAY_AUTH_*).
 std::map<std::string, std::string> bridge_environment(std::map<std::string, std::string> env);
 
 class RayExecutor : public Executor {

@@ -29,10 +29,12 @@ TEST(BridgeEnvironment, KeepsNoCredential) {
                                  {"HF_TOKEN", "t"},
                                  {"AWS_SECRET_ACCESS_KEY", "s"},
                                  {"RAY_TMPDIR", "/tmp/r"},
+                                 {"RAY_AUTH_TOKEN_PATH", "/etc/ray/token"},
                                  {"CUDA_VISIBLE_DEVICES", "0"},
                                  {"KFORGE_CACHE_DIR", "/c"}});
   EXPECT_EQ(env, (std::map<std::string, std::string>{
-                     {"PATH", "/usr/bin"}, {"RAY_TMPDIR", "/tmp/r"}, {"CUDA_VISIBLE_DEVICES", "0"}, {"KFORGE_CACHE_DIR", "/c"}}));
+                     {"PATH", "/usr/bin"}, {"RAY_TMPDIR", "/tmp/r"}, {"RAY_AUTH_TOKEN_PATH", "/etc/ray/token"},
+                     {"CUDA_VISIBLE_DEVICES", "0"}, {"KFORGE_CACHE_DIR", "/c"}}));
 }
 
 }  // namespace
