@@ -69,9 +69,9 @@ class Runner {
       if (k >= todo_.size()) return;
       StoredBenchProblem row = rows_[todo_[k]];
       ctx_.progress->started(row.name);
+      bool done = true;
       try {
-        bool done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
-        if (!done) continue;
+        done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
       } catch (const ExecutorLost& e) {
         // Not the candidate's failure: the problem stays unfinished for `--resume`.
         if (!lost_.exchange(true)) ctx_.progress->event(fmt::format("stopping: {}", e.what()));
@@ -81,6 +81,9 @@ class Runner {
         row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
                        {"speedup_by_round", json::array()}};
       }
+      // The problem has no more evaluations in this bench: its kept reference only holds memory.
+      if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
+      if (!done) continue;
       row.status = "done";
       ctx_.store->update_bench_problem(ctx_.bench_id, row);
       ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});

@@ -3,6 +3,7 @@
 // store and every model call stay in this process whichever executor runs the evaluations.
 #pragma once
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,8 @@ class Executor {
   // a timing that must have its device to itself (CPU timings, docs/bench.md#scheduling).
   // Throws when the evaluation could not run (the message says why), ExecutorLost as above.
   virtual ExecutedEval evaluate(const EvalOptions& options, bool alone) = 0;
+  // The bench has no more evaluations of `problem`: what is kept for it (a reference process) can go.
+  virtual void problem_done(const std::filesystem::path& /*problem*/) {}
 };
 
 }  // namespace kforge::bench

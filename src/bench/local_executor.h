@@ -13,6 +13,8 @@ namespace kforge::bench {
 class LocalExecutor : public Executor {
  public:
   ExecutedEval evaluate(const EvalOptions& options, bool alone) override;
+  // A kept reference only holds memory once its problem is done (100 problems, 100 interpreters).
+  void problem_done(const std::filesystem::path& problem) override { workers_.release_references(problem); }
 
  private:
   std::shared_mutex device_;  // shared: other evaluations; exclusive: a timing that runs alone
