@@ -16,5 +16,6 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_report_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_eval_request_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 
 }  // namespace kforge

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   register_report_command(app, global, &exit_code);
   register_bench_command(app, global, &exit_code);
   register_profile_command(app, global, &exit_code);
+  register_eval_request_command(app, global, &exit_code);
 
   try {
     app.parse(argc, argv);
