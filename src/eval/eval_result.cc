@@ -1,6 +1,11 @@
 #include "eval/eval_result.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "eval/timing_stats.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -11,12 +16,44 @@ int EvalResult::exit_code() const {
   return 1;
 }
 
+void add_provenance(nlohmann::json& doc) {
+  nlohmann::json& env = doc["env"];
+  env.update(provenance());
+  if (env.contains("python") && env["python"].is_string())
+    env["python_version"] = python_version(env["python"].get<std::string>());
+}
+
+std::optional<double> max_iqr_rel(const nlohmann::json& doc) {
+  const auto t = doc.value("timing", nlohmann::json::object());
+  std::optional<double> worst;
+  for (const char* which : {"candidate", "eager", "compile"})
+    if (t.contains(which) && t[which].is_object() && t[which].contains("iqr_rel"))
+      worst = std::max(worst.value_or(0.0), t[which]["iqr_rel"].get<double>());
+  return worst;
+}
+
+nlohmann::json timing_spread(const nlohmann::json& doc) {
+  const auto t = doc.value("timing", nlohmann::json::object());
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* which : {"candidate", "eager", "compile"})
+    if (t.contains(which) && t[which].is_object() && t[which].contains("p25_ms"))
+      out[which] = {{"p25_ms", t[which]["p25_ms"]}, {"p75_ms", t[which]["p75_ms"]}, {"iqr_rel", t[which].value("iqr_rel", 0.0)}};
+  return out;
+}
+
 namespace {
+
 std::string ms(const nlohmann::json& stats) {
   if (!stats.is_object() || !stats.contains("median_ms")) return "n/a";
-  return fmt::format("{:.4g} ms (IQR {:.1f}%, {} reps)", stats["median_ms"].get<double>(),
-                     100.0 * stats.value("iqr_rel", 0.0), stats.value("reps", 0));
+  const double iqr = stats.value("iqr_rel", 0.0);
+  return fmt::format("{:.4g} ms (p25-p75 {:.4g}-{:.4g} ms, IQR {:.1f}% of the median{}, {} reps)",
+                     stats["median_ms"].get<double>(), stats.value("p25_ms", 0.0), stats.value("p75_ms", 0.0),
+                     100.0 * iqr, iqr > kUnstableIqrRel ? ", unstable" : "", stats.value("reps", 0));
 }
+
+// "1.23x" or "-".
+std::string times(const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
+
 }  // namespace
 
 std::string summarize(const EvalResult& r) {
@@ -48,11 +85,21 @@ std::string summarize(const EvalResult& r) {
     if (t.contains("eager")) out += fmt::format("eager:     {}\n", ms(t["eager"]));
     if (t.contains("compile")) out += fmt::format("compile:   {}\n", ms(t["compile"]));
     if (t.contains("compile_error")) out += fmt::format("compile baseline unavailable: {}\n", t["compile_error"].get<std::string>().substr(0, 200));
-    if (d.contains("speedup_vs_eager") && !d["speedup_vs_eager"].is_null())
-      out += fmt::format("speedup vs eager: {:.2f}x", d["speedup_vs_eager"].get<double>());
-    if (d.contains("speedup_vs_compile") && !d["speedup_vs_compile"].is_null())
-      out += fmt::format("   speedup vs torch.compile: {:.2f}x", d["speedup_vs_compile"].get<double>());
+    // The faster of the two baselines leads: beating eager alone is not beating PyTorch.
+    const auto vs_eager = d.value("speedup_vs_eager", nlohmann::json());
+    const auto vs_compile = d.value("speedup_vs_compile", nlohmann::json());
+    if (vs_eager.is_number() || vs_compile.is_number()) {
+      const bool compile_wins =
+          vs_compile.is_number() && (!vs_eager.is_number() || vs_compile.get<double>() < vs_eager.get<double>());
+      out += fmt::format("speedup vs the faster baseline ({}): {}   vs eager: {}   vs torch.compile: {}",
+                         compile_wins ? "torch.compile" : "eager", times(compile_wins ? vs_compile : vs_eager),
+                         times(vs_eager), times(vs_compile));
+    }
     out += fmt::format("   ({} threads, precision {})\n", t.value("threads", 0), d.value("precision", ""));
+    if (auto worst = max_iqr_rel(d); worst && *worst > kUnstableIqrRel)
+      out += fmt::format("warning: unstable timing: an IQR of {:.0f}% of the median (over {:.0f}%); the speedups are "
+                         "not reliable: rerun on an idle machine, or with more --reps\n",
+                         100 * *worst, 100 * kUnstableIqrRel);
   }
   for (const auto& note : d.value("notes", nlohmann::json::array())) out += fmt::format("note: {}\n", note.get<std::string>());
   out += fmt::format("evaluated in {:.1f} s", d.value("wall_seconds", 0.0));
