@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/timing_stats.h"
 #include "report/cells.h"
 #include "report/metrics.h"
 #include "util/markup.h"
@@ -183,9 +184,10 @@ const char* const kChartScript = R"js(
 )js";
 
 const char* const kStyle = R"css(
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1280px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-td:last-child { word-break: break-word; max-width: 24em; }
+td { white-space: nowrap; }
+td:last-child { white-space: normal; word-break: break-word; min-width: 16em; max-width: 28em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 tr.failed td:nth-child(2) { color: #b00; }
 td.unstable { color: #b00; font-weight: bold; }
@@ -251,8 +253,11 @@ std::string html_report(const json& doc, const std::string& chart_js_source) {
                                       "starts at the first round with a correct candidate.");
   out += figure("chart-sol", "Percent of speed-of-light of each correct problem that has the figure.");
   out += fmt::format("\n<h2>Problems</h2>\n{}\n", problems_table(doc.at("problems")));
-  out += "<p><small>Speedups are baseline median time / candidate median time from interleaved measurements; times "
-         "in milliseconds.</small></p>\n";
+  out += fmt::format("<p><small>Speedups are baseline median time / candidate median time from interleaved "
+                     "measurements; times in milliseconds, median (25th-75th percentile). Timing spread: the largest "
+                     "interquartile range of the problem's timed functions relative to its median; unstable over "
+                     "{:.0f}%.</small></p>\n",
+                     100 * kUnstableIqrRel);
   out += fmt::format("<script type=\"application/json\" id=\"bench-data\">{}</script>\n", script_json(doc));
   out += "<script>" + chart_js_source + "</script>\n";
   out += fmt::format("<script>{}</script>\n</body></html>\n", kChartScript);

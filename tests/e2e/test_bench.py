@@ -198,6 +198,14 @@ def test_llm_bench_drives_the_loop_with_a_scripted_model(kforge):
     assert llm["tokens_per_solved"] == pytest.approx(tokens[0] / 2)
     assert report["bench"]["llm"] == model
 
+    # The HTML report of a model-driven bench also charts the rounds: a line per problem, a point per
+    # round with a correct candidate (the problem without one has none).
+    if chromium():
+        dom = headless_chromium(kforge.tmp / "out" / "report.html", kforge.tmp / "chromium", "--dump-dom").stdout
+        figures = dict(re.findall(r'<figure id="(chart-[a-z]+)" data-points-per-series="([^"]*)"', dom))
+        assert json.loads(figures["chart-iterations"]) == [1, 1, 0], dom[:2000]
+        assert 'data-charts-drawn="4"' in dom
+
 
 def wait_for(predicate, timeout):
     end = time.time() + timeout
