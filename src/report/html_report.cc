@@ -56,8 +56,16 @@ std::string metrics_table(const json& m) {
   return t + "</tbody></table>";
 }
 
+// A time cell: the median, and its 25th-75th percentile on a line of its own.
+std::string time_cell(const json& problem, const char* which) {
+  std::string text = format_time_with_spread(problem, which);
+  auto range = text.find(" (");
+  if (range == std::string::npos) return text;
+  return text.substr(0, range) + "<br><small>" + text.substr(range + 1) + "</small>";
+}
+
 std::string problems_table(const json& problems) {
-  std::string t = "<table><thead><tr><th>problem</th><th>status</th><th>vs faster baseline</th><th>vs eager</th>"
+  std::string t = "<table class=\"problems\"><thead><tr><th>problem</th><th>status</th><th>vs faster baseline</th><th>vs eager</th>"
                   "<th>vs compile</th><th>candidate ms</th><th>eager ms</th><th>compile ms</th><th>timing spread</th>"
                   "<th>% of SOL</th><th>wall s</th><th>note</th></tr></thead><tbody>";
   for (const auto& p : problems) {
@@ -68,8 +76,7 @@ std::string problems_table(const json& problems) {
         p.value("correct", false) ? "ok" : "failed", escape_markup(p.value("name", "")),
         escape_markup(p.value("status", "")), format_speedup(speedup_vs_faster(p)),
         format_speedup(p.value("speedup_vs_eager", json())), format_speedup(p.value("speedup_vs_compile", json())),
-        format_time_with_spread(p, "candidate"), format_time_with_spread(p, "eager"),
-        format_time_with_spread(p, "compile"), unstable ? " class=\"unstable\"" : "", format_stability(p),
+        time_cell(p, "candidate"), time_cell(p, "eager"), time_cell(p, "compile"), unstable ? " class=\"unstable\"" : "", format_stability(p),
         num(p.value("sol_pct", json()), "{:.3g}"), num(p.value("wall_seconds", json()), "{:.1f}"),
         escape_markup(p.value("message", "")));
   }
@@ -186,8 +193,9 @@ const char* const kChartScript = R"js(
 const char* const kStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1280px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-td { white-space: nowrap; }
-td:last-child { white-space: normal; word-break: break-word; min-width: 16em; max-width: 28em; }
+td:last-child { word-break: break-word; min-width: 12em; max-width: 28em; }
+table.problems { font-size: 0.82em; }
+td small { white-space: nowrap; color: #555; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 tr.failed td:nth-child(2) { color: #b00; }
 td.unstable { color: #b00; font-weight: bold; }

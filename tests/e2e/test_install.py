@@ -126,6 +126,13 @@ def test_deb_installs_sets_up_its_worker_and_evaluates(installed_root, tmp_path)
     assert result["status"] == "correct"
     assert result["env"]["python"] == str(venv_python)
     assert result["env"]["torch"] == torch.stdout.strip()
+    # What produced the figure, for anyone reading the JSON later.
+    version = _run([kforge, "--version"], env).stdout.split()[-1]
+    assert result["env"]["kforge_version"] == version
+    assert result["env"]["command_line"][1:3] == ["eval", str(share / "examples/problems/12_swish.py")]
+    assert result["env"]["python_version"] == _run([venv_python, "-c", "import platform; print(platform.python_version())"],
+                                                   env).stdout.strip()
+    assert result["env"]["host"]["cpu"] and result["env"]["host"]["cpus"] >= 1
     # Per-user directories on a fresh home: XDG defaults.
     db = home / ".local/share/kforge/kforge.db"
     assert result["store"]["path"] == str(db)
