@@ -213,7 +213,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
                              opt.mode == "llm" ? opt.run.llm : "candidates from " + opt.candidates_dir, opt.jobs, id));
   bench::BenchOutcome outcome = bench::run_bench(ctx);
   progress.finish();
-  store.set_bench_status(id, outcome.status, {{"wall_seconds", outcome.wall_seconds}});
+  store.set_bench_status(id, outcome.status,
+                         {{"wall_seconds", outcome.wall_seconds}, {"environment", bench::session_environment(e.python)}});
 
   json doc = bench::build_bench_report(store, id);
   auto written = write_bench_reports(doc, opt.out_dir);
@@ -223,14 +224,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
     return kExitFailed;
   }
   if (!global.quiet) {
-    const json& m = doc["metrics"];
-    fmt::print("bench {}: {} of {} problems correct; fast_1 vs eager {:.0f}%; geomean speedup vs eager {} (all "
-               "problems, failed = 1.0); wall {:.1f} s\n",
-               id, m.value("correct", 0), m.value("problems", 0), 100 * m["fast_p"]["eager"].value("1", 0.0),
-               m["geomean_speedup"]["eager"]["all_problems"].is_number()
-                   ? fmt::format("{:.2f}x", m["geomean_speedup"]["eager"]["all_problems"].get<double>())
-                   : "-",
-               outcome.wall_seconds);
+    fmt::print("{}", bench::terminal_summary(doc));
     for (const auto& w : written) fmt::print("report: {}\n", w);
   }
   return kExitOk;

@@ -100,6 +100,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     opt.log_dir = state_dir() / "logs" / (n > 1 ? fmt::format("{}-{}", log_base, i + 1) : log_base);
     if (n > 1) progress.label = fmt::format("eval {}/{}", i + 1, n);
     EvalResult result = evaluate(opt, print_progress, &progress, &pool);
+    add_provenance(result.doc);
     if (progress.tty) fmt::print(stderr, "\r\033[K");
     std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
     result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "util/errors.h"
+#include "util/provenance.h"
 #include "util/subprocess.h"
 
 int main(int argc, char** argv) {
@@ -17,10 +18,11 @@ int main(int argc, char** argv) {
   CLI::App app{"kforge: turns a PyTorch reference model into fast, verified kernels"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
-  app.set_version_flag("--version", "kforge 0.1.0");
+  app.set_version_flag("--version", std::string("kforge ") + kforge_version());
+  set_command_line(argc, argv);  // recorded in every JSON output
 
   GlobalOptions global;
-  app.add_option("--config", global.config_path, "kforge.toml to read (default: $KFORGE_CONFIG, ./kforge.toml, ~/.kforge/kforge.toml)");
+  app.add_option("--config", global.config_path, "kforge.toml to read (default: $KFORGE_CONFIG, ./kforge.toml, ~/.config/kforge/kforge.toml, ~/.kforge/kforge.toml)");
   app.add_flag("-v,--verbose", global.verbose, "Log debug details");
   app.add_flag("-q,--quiet", global.quiet, "Log only warnings and errors");
 

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "eval/eval_result.h"
 #include "config/config.h"
 #include "eval/overrides.h"
 #include "eval/worker_launch.h"
@@ -72,6 +73,8 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   bool tty = isatty(STDERR_FILENO) && !global.quiet;
   nlohmann::json doc = profile::run_profile(opt, global.quiet ? nullptr : print_progress, &tty);
   if (tty) fmt::print(stderr, "\r\033[K");
+  doc["env"]["python"] = e.python;
+  add_provenance(doc);
   if (!a.json_path.empty()) {
     std::ofstream out(a.json_path);
     if (!out) throw InputError(fmt::format("cannot write {}", a.json_path));

@@ -1,6 +1,7 @@
 // EvalResult: the outcome of one evaluation, as a versioned JSON document (docs/eval-result.md).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,18 @@ struct EvalResult {
   // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault.
   int exit_code() const;
 };
+
+// Adds provenance() (kforge version, command line, host CPU and GPUs) and the interpreter's Python
+// version to doc["env"], next to what the evaluation recorded there (interpreter, torch, threads).
+void add_provenance(nlohmann::json& doc);
+
+// The largest interquartile range relative to its median among the timed functions of an
+// EvalResult (candidate, eager, compile); nullopt when nothing was timed.
+std::optional<double> max_iqr_rel(const nlohmann::json& doc);
+
+// The spread of each timed function of an EvalResult: {"candidate": {"p25_ms", "p75_ms",
+// "iqr_rel"}, "eager": ..., "compile": ...}, the functions that were timed only.
+nlohmann::json timing_spread(const nlohmann::json& doc);
 
 // A short human summary for the terminal (several lines, units on every number).
 std::string summarize(const EvalResult& result);

@@ -27,7 +27,10 @@ struct PythonInfo {
   std::vector<fs::path> prefixes;  // everything the interpreter needs to read
 };
 
-// sys.prefix, sys.base_prefix and the executable's real location, probed once per interpreter.
+// sys.prefix, sys.base_prefix, the executable's real location and the directories on the
+// interpreter's own import path (a package directory added by a .pth file of the environment may
+// lie anywhere, under a home directory the sandbox hides included), probed once per interpreter.
+// -I: the path the worker sees, without the caller's PYTHONPATH or user site directory.
 const PythonInfo& python_info(const std::string& python) {
   static std::mutex mutex;
   static std::map<std::string, PythonInfo> cache;
@@ -35,16 +38,17 @@ const PythonInfo& python_info(const std::string& python) {
   auto it = cache.find(python);
   if (it != cache.end()) return it->second;
   PythonInfo info;
-  auto r = run_command({python, "-c",
-                        "import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, "
-                        "os.path.realpath(sys.executable)]))"},
+  auto r = run_command({python, "-I", "-c",
+                        "import sys, os, json; print(json.dumps([[sys.prefix, sys.base_prefix, sys.exec_prefix, "
+                        "os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))], "
+                        "[p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)]]))"},
                        std::chrono::seconds(30));
   if (r.exit_code != 0)
     throw InputError(fmt::format("python interpreter '{}' does not run: {}", python, r.output.substr(0, 300)));
   auto j = nlohmann::json::parse(r.output.substr(r.output.find('[')), nullptr, false);
   if (j.is_array())
-    for (const auto& p : j) info.prefixes.push_back(fs::path(p.get<std::string>()));
-  if (!info.prefixes.empty()) info.prefixes.back() = info.prefixes.back().parent_path().parent_path();
+    for (const auto& list : j)
+      for (const auto& p : list) info.prefixes.push_back(fs::path(p.get<std::string>()));
   return cache.emplace(python, info).first->second;
 }
 
@@ -53,8 +57,10 @@ const PythonInfo& python_info(const std::string& python) {
 std::string resolve_python(const std::string& from_flag, const std::string& from_config) {
   if (!from_flag.empty()) return from_flag;
   if (!from_config.empty()) return from_config;
-  fs::path venv = data_dir() / ".venv" / "bin" / "python";
-  if (fs::exists(venv)) return venv.string();
+  // A build tree's .venv (scripts/setup.sh), else the environment of an installed kforge
+  // (share/kforge/setup-worker.sh).
+  for (const fs::path& venv : {data_dir() / ".venv", user_worker_venv()})
+    if (fs::exists(venv / "bin" / "python")) return (venv / "bin" / "python").string();
   return "python3";
 }
 

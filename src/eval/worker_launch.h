@@ -26,7 +26,8 @@ extern const char* const kWorkerEnvAllowlist[];
 std::map<std::string, std::string> worker_environment(WorkerRole role, const EvalOptions& options,
                                                       const WorkerDirs& dirs, int threads);
 
-// Which interpreter runs the worker: --python, config worker.python, <data>/.venv, python3.
+// Which interpreter runs the worker: --python, config worker.python, <data>/.venv (a build tree),
+// $XDG_DATA_HOME/kforge/venv (an installed kforge, share/kforge/setup-worker.sh), python3.
 std::string resolve_python(const std::string& from_flag, const std::string& from_config);
 
 // Everything needed to start a worker, not yet started: the pool compares these to tell whether an

@@ -328,6 +328,8 @@ void Refiner::accept(int round, const Attempt& a, const std::string& reason) {
                  {"beats_pytorch", vs_torch.faster},
                  {"pytorch_verdict", vs_torch.reason}};
   if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
+  detail["timing_spread"] = timing_spread(doc);
+  if (doc.contains("env")) detail["torch"] = doc["env"].value("torch", "");
   decide(round, a.step, "accepted", a.sha256, detail);
   best_ = BestCandidate{a.step, a.sha256, a.source, doc};
   if (ctx_.progress) ctx_.progress->set_best(doc.value("speedup_vs_eager", json()).is_number()
