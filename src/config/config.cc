@@ -48,4 +48,19 @@ Config load_config(const std::optional<fs::path>& explicit_path) {
   return config;
 }
 
+SandboxConfig sandbox_config(const Config& config) {
+  SandboxConfig out;
+  if (auto gb = config.get_number("sandbox.tmp_gb")) {
+    if (!(*gb > 0) || *gb > 1024)
+      throw InputError(fmt::format("{}: [sandbox] tmp_gb must be between 0 and 1024 GiB, not {}", config.path.string(), *gb));
+    out.tmp_gb = *gb;
+  }
+  if (auto uid = config.get_number("sandbox.uid")) {
+    if (*uid < 1 || *uid > 4294967294.0 || *uid != static_cast<double>(static_cast<unsigned>(*uid)))
+      throw InputError(fmt::format("{}: [sandbox] uid must be a non-zero integer uid, not {}", config.path.string(), *uid));
+    out.uid = static_cast<unsigned>(*uid);
+  }
+  return out;
+}
+
 }  // namespace kforge

@@ -19,6 +19,14 @@ struct Config {
   std::optional<double> get_number(std::string_view dotted_key) const;
 };
 
+// [sandbox]: the candidate's private tmpfs (tmp_gb, default 2 GiB) and the host uid it runs under when
+// kforge is root (uid, default 65534). Throws kforge::InputError on a value out of range.
+struct SandboxConfig {
+  double tmp_gb = 2.0;
+  std::optional<unsigned> uid;
+};
+SandboxConfig sandbox_config(const Config& config);
+
 // Default location: $KFORGE_CONFIG, else ./kforge.toml, else ~/.kforge/kforge.toml.
 std::optional<std::filesystem::path> default_config_path();
 

@@ -793,6 +793,9 @@ EvalResult Evaluation::run() {
   phase("starting workers");
   start_workers(!build_only);
   fs::copy_file(opt_.candidate, dirs_.candidate / opt_.candidate.filename());
+  // Readable by the sandbox's unprivileged uid, whatever the user's file mode was.
+  fs::permissions(dirs_.candidate / opt_.candidate.filename(), fs::perms::owner_read | fs::perms::group_read |
+                  fs::perms::others_read, fs::perm_options::add);
   json problem_reply;
   if (build_only) compile_candidate_only();
   if (!build_only) phase("loading problem");
@@ -832,6 +835,10 @@ EvalResult Evaluation::run() {
     }
   }
   finish_checks();
+  if (auto breach = workers_.cand ? workers_.cand->disk_breach() : std::nullopt) {
+    add_check("disk_quota", "fail", *breach);
+    fail(status::kRejected, "disk_quota", *breach);
+  }
   correctness_["trials"] = trials_run_;
   correctness_["trials_passed"] = trials_passed_;
   correctness_["max_abs_error"] = max_abs_;

@@ -149,11 +149,18 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
     // Child: only async-signal-safe calls from here on.
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Moved out of the way first: the dup2 calls below must not overwrite it.
+    int channel = options.channel_fd >= 0 ? fcntl(options.channel_fd, F_DUPFD, 100) : -1;
     dup2(in[0], 0);
     dup2(log[1], 1);
     dup2(log[1], 2);
     dup2(reply[1], 3);
-    for (int fd = 4; fd < 1024; ++fd) close(fd);
+    int first_closed = 4;
+    if (channel >= 0) {
+      dup2(channel, 4);
+      first_closed = 5;
+    }
+    for (int fd = first_closed; fd < 1024; ++fd) close(fd);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     set_limit(RLIMIT_AS, options.limits.address_space_bytes);
@@ -199,6 +206,7 @@ void Subprocess::log_to(const std::filesystem::path& file) {
 
 Subprocess::~Subprocess() {
   kill_tree();
+  attached_.clear();
   for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})
     if (fd >= 0) close(fd);
 }

@@ -12,8 +12,8 @@ Kernels are ``extern "C" __global__`` functions (C++ mangles other names; templa
 become device pointers and are checked against the pointer's element type, device and contiguity.
 Launches go to torch's current stream, so they order with torch's own work and CUDA-event timers.
 
-The cubin is cached across processes under ``$KFORGE_BUILD_CACHE/cuda`` (default
-``~/.cache/kforge/build``), keyed by the source, the options, the GPU architecture and the
+The cubin is cached under ``$KFORGE_LAUNCH_CACHE/cuda`` (inside kforge's candidate sandbox: private to
+the candidate, deleted with it) or else ``$KFORGE_BUILD_CACHE/cuda`` (default ``~/.cache/kforge/build``), keyed by the source, the options, the GPU architecture and the
 toolchain's identity (NVRTC version and library, or ``nvcc --version``), so a cached load runs no
 compiler. Builds publish with an atomic rename: concurrent builds of one key never collide.
 
@@ -95,7 +95,10 @@ def torch_arch_list(sm: str) -> str:
 
 
 def cache_dir() -> str:
-    root = os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
+    # A candidate builds in its own process, so its cubins go to its private cache (KFORGE_LAUNCH_CACHE,
+    # deleted with its sandbox): a cache shared with other candidates must be written by kforge only.
+    root = (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build"))
     return os.path.join(root, "cuda")
 
 

@@ -12,7 +12,8 @@ may write are mapped once so the host view is coherent as the OpenCL spec requir
 floats are converted to the kernel's declared parameter type (``int``, ``long``, ``float``, ...).
 
 Caches: PoCL keeps compiled programs and per-work-group-size kernels in ``POCL_CACHE_DIR`` and
-pyopencl its binaries in a cache dir; both default to ``$KFORGE_BUILD_CACHE`` (default
+pyopencl its binaries in a cache dir; both default to ``$KFORGE_LAUNCH_CACHE`` (a candidate's private
+cache inside kforge's sandbox), else ``$KFORGE_BUILD_CACHE`` (default
 ``~/.cache/kforge/build``), subfolders ``pocl`` and ``pyopencl``. Import this module before anything
 else initialises OpenCL in the process, or PoCL keeps its own cache location.
 
@@ -28,7 +29,10 @@ import time
 
 
 def _cache_root() -> str:
-    return os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
+    # PoCL and pyopencl fill their caches inside this process: for a candidate they are private
+    # (KFORGE_LAUNCH_CACHE, deleted with its sandbox), never a folder another process loads from.
+    return (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build"))
 
 
 # PoCL reads these when the platform is first initialised, so they are set before pyopencl is used.
