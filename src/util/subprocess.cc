@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -87,6 +88,34 @@ std::string new_tree_id() {
 
 std::mutex g_workers_mutex;
 std::set<pid_t> g_live_workers;
+
+// bubblewrap run as root with a PID namespace leaves its namespace's init process behind when it
+// exits; kforge, the subreaper, inherits it, and it stays a zombie unless kforge reaps it. Only
+// zombies named bwrap that are not workers are reaped here: other children of kforge (an LLM
+// provider's command) are waited for by their own code. Call with g_workers_mutex held.
+void reap_orphaned_sandboxes() {
+  DIR* dir = opendir("/proc");
+  if (!dir) return;
+  const pid_t self = getpid();
+  std::vector<pid_t> zombies;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto open = content.find('('), close = content.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (content.compare(open + 1, close - open - 1, "bwrap") == 0 &&
+        std::sscanf(content.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state == 'Z')
+      zombies.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(dir);
+  for (pid_t z : zombies)
+    if (!g_live_workers.count(z)) waitpid(z, nullptr, WNOHANG);
+}
 
 
 }  // namespace
@@ -298,6 +327,15 @@ WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return WaitOutcome::kTimeout;
+    {
+      // Orphaned sandbox processes are reaped as they exit, at most once a second.
+      static std::atomic<std::int64_t> last_sweep{0};
+      const std::int64_t second = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+      if (last_sweep.exchange(second) != second) {
+        std::lock_guard lock(g_workers_mutex);
+        reap_orphaned_sandboxes();
+      }
+    }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
     int nfds = log_fd_ >= 0 ? 2 : 1;
@@ -346,6 +384,7 @@ void Subprocess::kill_tree() {
   }
   drain_log(true);
   pid_ = -1;
+  reap_orphaned_sandboxes();
 }
 
 void Subprocess::finish(std::chrono::milliseconds grace) {

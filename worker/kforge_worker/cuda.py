@@ -110,6 +110,7 @@ def _atomic_write(path: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+    os.chmod(tmp, 0o644)  # read by candidates, which run under another uid
     os.replace(tmp, path)
 
 

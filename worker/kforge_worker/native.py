@@ -99,6 +99,7 @@ def _atomic_write(path: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+    os.chmod(tmp, 0o644)  # read by candidates, which run under another uid
     os.replace(tmp, path)
 
 
@@ -114,7 +115,7 @@ def _compiler_identity(cmd: list, root: str) -> str:
     try:
         with open(memo, encoding="utf-8") as f:
             ident = f.read()
-    except FileNotFoundError:
+    except OSError:  # not there yet (or unreadable): ask the compiler
         try:
             r = subprocess.run(cmd + ["--version"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
