@@ -210,3 +210,21 @@ def test_folders_of_a_killed_run_are_removed_by_the_next(kforge):
     assert sorted(p.name for p in host.tmp.iterdir()) == ["kforge-eval-notapid"]
     unrelated.rmdir()
     host.assert_untouched()
+
+
+def test_load_inline_is_built_by_kforge_and_then_a_cache_hit(kforge):
+    """The candidate's cache miss goes to kforge's builder: the entry holds only the library and the
+    completion marker, owned by kforge, and the next evaluation of that source loads it directly."""
+    host = Host(kforge)
+    candidate = HERE / "honest" / "relu_load_inline.py"
+    runs = []
+    for _ in range(2):
+        proc, result = kforge.eval(problem("relu"), candidate, *QUICK, "--no-timing", env=host.env)
+        assert result is not None and result["status"] == "correct", (proc.stdout + proc.stderr)[-2000:]
+        runs.append(result["build"]["events"][0])
+    assert [e["path"] for e in runs] == ["load_inline", "load_inline"]
+    assert runs[1]["cache_hit"] and runs[0]["key"] == runs[1]["key"]
+    entry = host.cache / "torch_extensions" / runs[0]["name"]
+    assert sorted(p.name for p in entry.iterdir()) == ["kforge-complete", runs[0]["name"] + ".so"]
+    assert all(p.stat().st_uid == os.geteuid() for p in [entry, *entry.iterdir()])
+    host.assert_untouched()

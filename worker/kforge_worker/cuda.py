@@ -94,7 +94,18 @@ def torch_arch_list(sm: str) -> str:
     return f"{m.group(1)}.{m.group(2)}{m.group(3)}"
 
 
+_private_root = []  # the standalone file: a build folder of this process's own, made on first use
+
+
 def cache_dir() -> str:
+    if __name__.startswith("kforge_standalone."):
+        # Without kforge around, never load a cubin from a folder another program could have written.
+        if not _private_root:
+            import atexit
+
+            _private_root.append(tempfile.mkdtemp(prefix="kforge-cuda-"))
+            atexit.register(shutil.rmtree, _private_root[0], True)
+        return _private_root[0]
     # A candidate builds in its own process, so its cubins go to its private cache (KFORGE_LAUNCH_CACHE,
     # deleted with its sandbox): a cache shared with other candidates must be written by kforge only.
     root = (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")

@@ -129,12 +129,13 @@ def _patch(cpp_extension) -> None:
         params = dict(bound.arguments)
         key = _key(params)
         if build_client.available():
-            # Inside the sandbox: the cache is read-only, kforge's builder fills it.
+            # Inside the sandbox: the cache is read-only, kforge's builder fills it (and computes the
+            # same key from the same arguments).
+            request = {k: v for k, v in params.items() if k in BUILD_ARGUMENTS}
             name = keyed_name(params["name"], key)
             directory = entry_dir(name)
             done = complete(directory, name)
             if not done:
-                request = {k: v for k, v in params.items() if k in BUILD_ARGUMENTS}
                 reply = build_client.request({"kind": "load_inline", "params": request})
                 if not reply.get("ok"):
                     raise RuntimeError(f"Error building extension '{params['name']}': {reply.get('error')}\n"

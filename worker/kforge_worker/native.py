@@ -76,7 +76,7 @@ _private_root = []  # standalone: this process's own build folder, made on first
 
 
 def cache_dir() -> str:
-    if _build_client is None:
+    if _build_client is None or __name__.startswith("kforge_standalone."):
         if not _private_root:
             import atexit
 

@@ -28,7 +28,20 @@ import threading
 import time
 
 
+_private_root = []  # the standalone file: a cache folder of this process's own, made on first use
+
+
 def _cache_root() -> str:
+    if __name__.startswith("kforge_standalone."):
+        # Without kforge around, never load kernels from a folder another program could have written.
+        if not _private_root:
+            import atexit
+            import shutil
+            import tempfile
+
+            _private_root.append(tempfile.mkdtemp(prefix="kforge-ocl-"))
+            atexit.register(shutil.rmtree, _private_root[0], True)
+        return _private_root[0]
     # PoCL and pyopencl fill their caches inside this process: for a candidate they are private
     # (KFORGE_LAUNCH_CACHE, deleted with its sandbox), never a folder another process loads from.
     return (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
@@ -36,7 +49,10 @@ def _cache_root() -> str:
 
 
 # PoCL reads these when the platform is first initialised, so they are set before pyopencl is used.
-os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_cache_root(), "pocl"))
+if __name__.startswith("kforge_standalone."):
+    os.environ["POCL_CACHE_DIR"] = os.path.join(_cache_root(), "pocl")
+else:
+    os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_cache_root(), "pocl"))
 if "OMP_NUM_THREADS" in os.environ:
     # The harness fixes the thread count through OMP_NUM_THREADS; PoCL's pthread device follows it too.
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", os.environ["OMP_NUM_THREADS"])

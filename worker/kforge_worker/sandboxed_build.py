@@ -121,7 +121,9 @@ cpp_extension.load_inline(**params)
 
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
-    from kforge_worker import inline_cache
+    from kforge_worker import gpu_env, inline_cache
+
+    gpu_env.apply()  # the architectures the worker builds for (part of the key)
 
     params = req.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
