@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -90,7 +89,8 @@ std::mutex g_workers_mutex;
 std::set<pid_t> g_live_workers;
 
 // bubblewrap run as root with a PID namespace leaves its namespace's init process behind when it
-// exits; kforge, the subreaper, inherits it, and it stays a zombie unless kforge reaps it. Only
+// exits; kforge, the subreaper, inherits it, and it stays a zombie unless kforge reaps it (here,
+// whenever a worker starts or ends). Only
 // zombies named bwrap that are not workers are reaped here: other children of kforge (an LLM
 // provider's command) are waited for by their own code. Call with g_workers_mutex held.
 void reap_orphaned_sandboxes() {
@@ -172,6 +172,9 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
 
   // Held across fork so a concurrent stray sweep never sees a new worker before it is registered.
   std::unique_lock workers_lock(g_workers_mutex);
+  // Not while a reply is awaited (a scan of /proc there would add to the wall time kforge measures):
+  // when a worker starts or ends.
+  reap_orphaned_sandboxes();
   pid_t pid = fork();
   if (pid < 0) throw InternalError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
@@ -327,15 +330,7 @@ WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return WaitOutcome::kTimeout;
-    {
-      // Orphaned sandbox processes are reaped as they exit, at most once a second.
-      static std::atomic<std::int64_t> last_sweep{0};
-      const std::int64_t second = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-      if (last_sweep.exchange(second) != second) {
-        std::lock_guard lock(g_workers_mutex);
-        reap_orphaned_sandboxes();
-      }
-    }
+
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
     int nfds = log_fd_ >= 0 ? 2 : 1;
