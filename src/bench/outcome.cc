@@ -33,6 +33,7 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
             {"speedup_vs_eager", correct ? doc.value("speedup_vs_eager", json()) : json()},
             {"speedup_vs_compile", correct ? doc.value("speedup_vs_compile", json()) : json()},
             {"sol_pct", nullptr},
+            {"speed_class", correct ? doc.value("speed_class", json()) : json()},
             {"evaluation_id", evaluation_id},
             {"message", ""}};
   if (auto f = loop::sol_fraction(doc); f && correct) o["sol_pct"] = 100.0 * *f;

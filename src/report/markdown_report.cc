@@ -63,6 +63,10 @@ std::string markdown_report(const json& doc) {
                      m["median_sol_pct"].is_number()
                          ? fmt::format("{:.3g}% (correct problems with a SOL figure)", m["median_sol_pct"].get<double>())
                          : std::string("no SOL figures"));
+  if (const json sep = m.value("separate_speed_classes", json::object());
+      sep.value("algebraically_cheaper", 0) + sep.value("degenerate", 0) > 0)
+    out += fmt::format("Kept out of fast_p and the geomeans (docs/checks.md, speed classes): {} algebraically cheaper, "
+                       "{} degenerate.\n", sep.value("algebraically_cheaper", 0), sep.value("degenerate", 0));
   if (m.contains("llm")) {
     const json& l = m["llm"];
     out += fmt::format("LLM: {} calls, {} input + {} output tokens, {} USD; per solved problem: {} tokens, {} USD.\n",

@@ -38,8 +38,12 @@ ProblemResult problem_result_from_json(const json& outcome) {
   r.speedup_vs_eager = number(outcome, "speedup_vs_eager");
   r.speedup_vs_compile = number(outcome, "speedup_vs_compile");
   r.sol_pct = number(outcome, "sol_pct");
+  if (outcome.contains("speed_class") && outcome["speed_class"].is_string())
+    r.speed_class = outcome["speed_class"].get<std::string>();
   return r;
 }
+
+bool in_speed_metrics(const ProblemResult& r) { return r.speed_class == "standard"; }
 
 std::optional<double> speedup_against(const ProblemResult& r, Baseline b) {
   switch (b) {
@@ -53,19 +57,21 @@ std::optional<double> speedup_against(const ProblemResult& r, Baseline b) {
 }
 
 double fast_p(const std::vector<ProblemResult>& results, double p, Baseline b) {
-  if (results.empty()) return 0.0;
-  std::size_t fast = 0;
+  std::size_t fast = 0, counted = 0;
   for (const auto& r : results) {
+    if (!in_speed_metrics(r)) continue;
+    ++counted;
     auto s = speedup_against(r, b);
     if (r.correct && s && *s > p) ++fast;
   }
-  return static_cast<double>(fast) / static_cast<double>(results.size());
+  return counted ? static_cast<double>(fast) / static_cast<double>(counted) : 0.0;
 }
 
 std::optional<double> geomean_speedup(const std::vector<ProblemResult>& results, Baseline b, bool correct_only) {
   double log_sum = 0;
   std::size_t n = 0;
   for (const auto& r : results) {
+    if (!in_speed_metrics(r)) continue;
     auto s = speedup_against(r, b);
     bool counted = r.correct && s && *s > 0;
     if (correct_only && !counted) continue;
@@ -113,6 +119,10 @@ json compute_metrics(const std::vector<ProblemResult>& results) {
   m["fast_p"] = fast;
   m["geomean_speedup"] = geo;
   m["median_sol_pct"] = opt(median_sol_pct(results));
+  json separate = {{"algebraically_cheaper", 0}, {"degenerate", 0}};
+  for (const auto& r : results)
+    if (!in_speed_metrics(r)) separate[r.speed_class] = separate.value(r.speed_class, 0) + 1;
+  m["separate_speed_classes"] = separate;
   return m;
 }
 

@@ -72,6 +72,22 @@ TEST(Metrics, ComputeMetricsReportsEveryBaselineAndWhatWasMeasured) {
   EXPECT_TRUE(m["median_sol_pct"].is_null());
 }
 
+TEST(Metrics, SpeedClassesOtherThanStandardAreCountedApart) {
+  ProblemResult rewrite = correct(50.0);
+  rewrite.speed_class = "algebraically_cheaper";
+  ProblemResult constant = correct(1000.0);
+  constant.speed_class = "degenerate";
+  nlohmann::json m = compute_metrics({correct(2.0), failed(), rewrite, constant});
+  EXPECT_EQ(m["correct"], 3);  // still correct
+  EXPECT_NEAR(m["fast_p"]["eager"]["1"].get<double>(), 0.5, 1e-12);  // 1 of the 2 standard problems
+  EXPECT_NEAR(m["geomean_speedup"]["eager"]["all_problems"].get<double>(), std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(m["geomean_speedup"]["eager"]["correct_only"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(m["separate_speed_classes"]["algebraically_cheaper"], 1);
+  EXPECT_EQ(m["separate_speed_classes"]["degenerate"], 1);
+  EXPECT_EQ(problem_result_from_json({{"correct", true}, {"speed_class", "degenerate"}}).speed_class, "degenerate");
+  EXPECT_EQ(problem_result_from_json({{"correct", true}, {"speed_class", nullptr}}).speed_class, "standard");
+}
+
 TEST(Metrics, ReadsOutcomeDocuments) {
   auto r = problem_result_from_json({{"correct", true}, {"speedup_vs_eager", 1.5}, {"speedup_vs_compile", nullptr},
                                      {"sol_pct", 42.0}});

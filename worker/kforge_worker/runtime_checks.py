@@ -64,7 +64,7 @@ def _protected_objects() -> dict:
     import builtins
     import json
 
-    from kforge_worker import candidate, protocol, tensors, timing
+    from kforge_worker import candidate, protocol, tensors, timed_reps, timing
 
     objs = {}
     for mod, names in [
@@ -80,7 +80,10 @@ def _protected_objects() -> dict:
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
-        (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "handlers"]),
+        (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "timing_outputs",
+                                      "timing_inputs_cmd", "handlers"]),
+        (timed_reps, ["Block", "write_inputs", "same_bits", "_device_copy", "_leaves", "_plain"]),
+        (timed_reps.Block, ["before", "after", "facts", "outputs_of", "source"]),
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
         (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
@@ -93,6 +96,7 @@ def _protected_objects() -> dict:
             except AttributeError:
                 pass
     for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.protocol",
+                 "kforge_worker.timed_reps",
                  "kforge_worker.candidate", "kforge_worker.runtime_checks", "builtins", "json"):
         objs[f"sys.modules[{name!r}]"] = sys.modules.get(name)
     return objs

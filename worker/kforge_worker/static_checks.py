@@ -301,10 +301,13 @@ def _native_sources(a: _Analyzer) -> List[ast.Constant]:
                                               s.value)]
 
 
+# Linear time on any input: every alternative consumes what it scans. An unterminated comment runs to
+# the end, an unterminated literal to the end of its line, and a directive's leading blanks stay on
+# its own line (``^\s*`` would rescan runs of blank lines from every line start: quadratic).
 _CPP_TOKEN = re.compile(r"""
-    (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<string>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
-  | (?P<pre>^\s*\#[^\n]*)
+    (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<string>"(?:\\.|[^"\\\n])*(?:"|$)|'(?:\\.|[^'\\\n])*(?:'|$))
+  | (?P<pre>^[ \t]*\#[^\n]*)
   | (?P<ident>[A-Za-z_]\w*)
   | (?P<scope>::)
   | (?P<punct>\S)
@@ -446,10 +449,11 @@ def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_op
 
 
 def run(candidate_source: str, reference_source: Optional[str], allowed_calls: Iterable[str],
-        model_class: str = "ModelNew") -> List[dict]:
-    """Every check's verdict on the candidate, worst finding first within each check."""
+        model_class: str = "ModelNew", tree: Optional[ast.Module] = None) -> List[dict]:
+    """Every check's verdict on the candidate, worst finding first within each check. ``tree``: the
+    candidate already parsed. Untrusted sources go through static_limits.run_isolated, not here."""
     allowed = ops.canonical_set(allowed_calls)
-    tree = ast.parse(candidate_source)
+    tree = tree if tree is not None else ast.parse(candidate_source)
     a = _Analyzer()
     a.collect(tree)
     a.check_everywhere(tree)
