@@ -8,6 +8,8 @@
 namespace kforge {
 
 inline constexpr int kEvalResultSchemaVersion = 1;
+// Fields added within version 1 (docs/eval-result.md): 1 adds speed_class, sol.hard, timing.timed_output.
+inline constexpr int kEvalResultSchemaMinor = 1;
 
 // Status values, in the order an evaluation can reach them.
 namespace status {

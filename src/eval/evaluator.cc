@@ -33,6 +33,7 @@ void describe(EvalRun& run) {
   const EvalOptions& opt = run.opt;
   json& doc = run.doc;
   doc["schema_version"] = kEvalResultSchemaVersion;
+  doc["schema_minor"] = kEvalResultSchemaMinor;
   doc["problem"] = fs::absolute(opt.problem).string();
   doc["problem_sha256"] = sha256_hex(read_file(opt.problem));
   doc["candidate"] = fs::absolute(opt.candidate).string();
@@ -45,6 +46,14 @@ void describe(EvalRun& run) {
   doc["checks"] = json::array();
   doc["notes"] = json::array();
   doc["env"] = {{"python", opt.python}, {"threads", run.threads}, {"log_dir", opt.log_dir.string()}};
+}
+
+// docs/checks.md, speed classes: for a timed, correct result, how its speed may be compared.
+json speed_class(const EvalRun& run) {
+  if (run.status != status::kCorrect || !run.doc.contains("timing") || !run.doc["timing"].contains("candidate"))
+    return nullptr;
+  if (run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false)) return "degenerate";
+  return run.speed_class.empty() ? "standard" : run.speed_class;
 }
 
 // Timing and the speed verdict; the device stays held until the verdict's re-measurements are done.
@@ -123,6 +132,7 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
       if (!run.decided()) run.status = status::kCorrect;
     }
   }
+  run.doc["speed_class"] = speed_class(run);
   finish_checks(run);
   if (auto breach = workers.cand ? workers.cand->disk_breach() : std::nullopt) {
     run.add_check("disk_quota", "fail", *breach);

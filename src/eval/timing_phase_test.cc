@@ -23,6 +23,10 @@ TEST(Crosscheck, ReportingMoreThanElapsedFails) {
 TEST(Crosscheck, ReportingFarLessThanElapsedFails) {
   // A patched clock that claims 1 ms per call while each call took 20 ms.
   EXPECT_TRUE(crosscheck_block(5.0, 100.0, 5));
+  // Time the worker spent between repetitions (input swaps, kept outputs) is not the timer's fault...
+  EXPECT_FALSE(crosscheck_block(5.0, 100.0, 5, 60.0));
+  // ...but it never excuses reporting more than passed.
+  EXPECT_TRUE(crosscheck_block(100.0, 50.0, 5, 60.0));
 }
 
 TEST(TimingStats, MedianQuartilesAndSpread) {

@@ -43,6 +43,12 @@ TimedBlockReply TimedBlockReply::decode(const json& body) {
       r.events.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
   r.tampered = body.value("tampered", json::array());
   if (body.contains("device_state")) r.device_state = body["device_state"];
+  for (const auto& rep : body.value("inputs_changed", json::array()))
+    if (rep.is_number_integer()) r.inputs_changed.push_back(rep.get<int>());
+  r.inputs_changed_count = body.value("inputs_changed_count", static_cast<int>(r.inputs_changed.size()));
+  if (body.contains("untimed_ms") && body["untimed_ms"].is_number()) r.untimed_ms = body["untimed_ms"].get<double>();
+  for (const auto& t : body.value("new_output_types", json::array()))
+    if (t.is_string()) r.new_output_types.push_back(t.get<std::string>());
   return r;
 }
 

@@ -41,6 +41,10 @@ struct TimedBlockReply {
   std::vector<std::pair<std::string, std::string>> events;  // runtime events seen during the block
   nlohmann::json tampered = nlohmann::json::array();        // patched objects seen during the block
   std::optional<nlohmann::json> device_state;               // clocks after the block (reference, GPU)
+  std::vector<int> inputs_changed;                          // repetitions that left their inputs changed
+  int inputs_changed_count = 0;
+  std::vector<std::string> new_output_types;                // output types no correctness run returned
+  double untimed_ms = 0;                                    // spent between repetitions (swaps, kept outputs)
 
   static TimedBlockReply decode(const nlohmann::json& body);
 };

@@ -39,7 +39,7 @@ CHEATS = {
     "network_plain": ("relu", "rejected", "static.network"),
     "network_hidden": ("relu", "rejected", "network"),
     "cache_plain": ("relu", "rejected", "static.output_caching"),
-    "cache_hidden": ("relu", "rejected", "timing_outputs"),
+    "cache_hidden": ("relu", "rejected", "timed_output"),
     "content_cache_plain": ("matmul", "rejected", "static.output_caching"),
     "content_cache_hidden": ("matmul", "rejected", "suspicious"),
     "lazy_plain": ("relu", "rejected", "output_type"),

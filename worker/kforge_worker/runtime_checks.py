@@ -83,7 +83,7 @@ def _protected_objects() -> dict:
         (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "timing_outputs",
                                       "timing_inputs_cmd", "handlers"]),
         (timed_reps, ["Block", "write_inputs", "same_bits", "_device_copy", "_leaves", "_plain"]),
-        (timed_reps.Block, ["before", "after", "facts", "outputs_of", "source"]),
+        (timed_reps.Block, ["before", "after", "_keep", "facts", "outputs_of", "source"]),
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
         (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
