@@ -172,6 +172,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   e.sandbox = opt.run.sandbox;
   e.python = resolve_python(opt.run.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
 
   std::unique_ptr<bench::Executor> executor;
   std::string where = fmt::format("{}", fmt::join(opt.devices, ","));

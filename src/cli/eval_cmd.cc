@@ -85,6 +85,8 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   opt.speedup_warn_factor = a.speedup_warn;
   opt.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) opt.config_path = config.path;
+  opt.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  opt.sandbox_uid = sandbox_config(config).uid;
   const std::string log_base = fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   fs::path db = store_path(a.db, config);
   Store store(db);

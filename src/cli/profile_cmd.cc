@@ -59,6 +59,8 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   e.seed = a.seed;
   e.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
   const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   e.log_dir = state_dir() / "logs" / ("profile-" + stamp);
   opt.reps = a.reps;

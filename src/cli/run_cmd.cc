@@ -152,6 +152,8 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   e.sandbox = opt.sandbox;
   e.python = resolve_python(opt.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
   ctx.work_dir = state_dir() / "runs" / std::to_string(run_id);
   loop::Progress progress(isatty(STDERR_FILENO) && !global.quiet);
   ctx.progress = &progress;

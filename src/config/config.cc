@@ -27,11 +27,17 @@ std::optional<double> Config::get_number(std::string_view dotted_key) const {
 
 const std::vector<KnownKey>& known_keys() {
   using T = KnownKey::Type;
-  // The readers: cli/store_path.cc and eval/worker_launch.cc callers (worker, store),
+  // The readers: cli/store_path.cc and eval/worker_launch.cc callers (worker, store, sandbox), the
+  // eval/run/bench commands (checks, bench),
   // llm/settings.cc (everything under llm).
   static const std::vector<KnownKey> keys = {
       {"worker.python", T::kString},
       {"store.path", T::kString},
+      {"checks.kernels_only", T::kBoolean},
+      {"bench.executor", T::kString},
+      {"bench.ray_address", T::kString},
+      {"sandbox.tmp_gb", T::kNumber},
+      {"sandbox.uid", T::kNumber},
       {"llm.provider", T::kString},
       {"llm.base_url", T::kString},
       {"llm.max_tokens", T::kNumber},
@@ -156,6 +162,21 @@ Config load_config(const std::optional<fs::path>& explicit_path) {
   }
   config.path = *path;
   return config;
+}
+
+SandboxConfig sandbox_config(const Config& config) {
+  SandboxConfig out;
+  if (auto gb = config.get_number("sandbox.tmp_gb")) {
+    if (!(*gb > 0) || *gb > 1024)
+      throw InputError(fmt::format("{}: [sandbox] tmp_gb must be between 0 and 1024 GiB, not {}", config.path.string(), *gb));
+    out.tmp_gb = *gb;
+  }
+  if (auto uid = config.get_number("sandbox.uid")) {
+    if (*uid < 1 || *uid > 4294967294.0 || *uid != static_cast<double>(static_cast<unsigned>(*uid)))
+      throw InputError(fmt::format("{}: [sandbox] uid must be a non-zero integer uid, not {}", config.path.string(), *uid));
+    out.uid = static_cast<unsigned>(*uid);
+  }
+  return out;
 }
 
 }  // namespace kforge

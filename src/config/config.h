@@ -36,6 +36,14 @@ const std::vector<KnownKey>& known_keys();
 // ("unknown key worker.pyhton") or a known key of the wrong type ("worker.python must be a string").
 std::vector<std::string> check_keys(const toml::table& table);
 
+// [sandbox]: the candidate's private tmpfs (tmp_gb, default 2 GiB) and the host uid it runs under when
+// kforge is root (uid, default 65534). Throws kforge::InputError on a value out of range.
+struct SandboxConfig {
+  double tmp_gb = 2.0;
+  std::optional<unsigned> uid;
+};
+SandboxConfig sandbox_config(const Config& config);
+
 // Default location: $KFORGE_CONFIG, else ./kforge.toml, else $XDG_CONFIG_HOME/kforge/kforge.toml
 // (~/.config/kforge/kforge.toml), else ~/.kforge/kforge.toml (earlier versions).
 std::optional<std::filesystem::path> default_config_path();

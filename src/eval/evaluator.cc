@@ -88,6 +88,9 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   WorkerPair workers;
   take_workers(run, pool, workers, !build_only);
   fs::copy_file(opt.candidate, run.candidate_file());
+  // Readable by the sandbox's unprivileged uid, whatever the user's file mode was.
+  fs::permissions(run.candidate_file(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                  fs::perm_options::add);
   json problem_reply;
   if (build_only) compile_candidate_only(run, *workers.cand);
   if (!build_only) run.phase("loading problem");
@@ -132,6 +135,10 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   }
   run.doc["speed_class"] = speed_class(run);
   finish_checks(run);
+  if (auto breach = workers.cand ? workers.cand->disk_breach() : std::nullopt) {
+    run.add_check("disk_quota", "fail", *breach);
+    run.fail(status::kRejected, "disk_quota", *breach);
+  }
   run.doc["correctness"] = run.correctness.to_json();
   run.doc["status"] = run.status;
   run.doc["correct"] = run.status == status::kCorrect;

@@ -88,7 +88,7 @@ class ReferenceSession:
 
     def check(self, req: dict) -> dict:
         trial = self.trials[int(req["trial"])]
-        got = tensors.load(req["candidate_outputs"])
+        got = tensors.load_untrusted(req["candidate_outputs"])
         if not isinstance(got, dict) or "outputs" not in got:
             return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
         reply = {"match": True, **self.guard.judge(self, int(req["trial"]), trial, got, req)}

@@ -31,7 +31,8 @@ import torch
 from kforge_worker import dispatch_mode
 
 _BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "kforge_worker/wgsl.py", "kforge_worker/hip.py",
-                 "wgpu/", "helion/", "torch/utils/cpp_extension.py",
+                 "kforge_worker/build_client.py", "kforge_worker/inline_cache.py", "wgpu/", "helion/",
+                 "torch/utils/cpp_extension.py",
                  "torch/_inductor/", "torch/_dynamo/", "triton/", "torch/utils/_cpp_extension_versioner.py")
 _FRAME_HELPERS = ("/inspect.py", "/traceback.py", "/linecache.py")
 _READ_OK_PREFIXES = ("/proc/self/", "/sys/", "/dev/null", "/dev/urandom", "/usr/lib/", "/usr/share/", "/lib/",
