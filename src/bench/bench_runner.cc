@@ -72,14 +72,17 @@ class Runner {
       if (k >= todo_.size()) return;
       StoredBenchProblem row = rows_[todo_[k]];
       ctx_.progress->started(row.name);
+      bool done = true;
       try {
-        bool done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
-        if (!done) continue;
+        done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
       } catch (const std::exception& e) {
         // One problem's failure (an unreadable candidate, a store error) must not end the bench.
         row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
                        {"speedup_by_round", json::array()}};
       }
+      // The problem has no more evaluations in this bench: its kept reference only holds memory.
+      if (ctx_.options.mode != "llm") workers_.release_references(row.problem);
+      if (!done) continue;
       row.status = "done";
       ctx_.store->update_bench_problem(ctx_.bench_id, row);
       ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});

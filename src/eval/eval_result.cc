@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_view.h"
+
 namespace kforge {
 
 int EvalResult::exit_code() const {
@@ -12,50 +14,43 @@ int EvalResult::exit_code() const {
 }
 
 namespace {
-std::string ms(const nlohmann::json& stats) {
-  if (!stats.is_object() || !stats.contains("median_ms")) return "n/a";
-  return fmt::format("{:.4g} ms (IQR {:.1f}%, {} reps)", stats["median_ms"].get<double>(),
-                     100.0 * stats.value("iqr_rel", 0.0), stats.value("reps", 0));
+std::string ms(const std::optional<TimingStats>& stats) {
+  if (!stats) return "n/a";
+  return fmt::format("{:.4g} ms (IQR {:.1f}%, {} reps)", stats->median_ms, 100.0 * stats->iqr_rel(), stats->reps);
 }
 }  // namespace
 
 std::string summarize(const EvalResult& r) {
-  const auto& d = r.doc;
-  std::string out = fmt::format("status: {}   target: {}   device: {}\n", r.status(), d.value("target", ""),
-                                d.value("device", ""));
-  if (d.contains("error") && d["error"].is_object()) {
-    out += fmt::format("error: {}\n", d["error"].value("message", ""));
-    std::string log = d["error"].value("log", "");
+  const EvalView v = EvalView::decode(r.doc);
+  std::string out = fmt::format("status: {}   target: {}   device: {}\n", r.status(), v.target, v.device);
+  if (v.error) {
+    out += fmt::format("error: {}\n", v.error->message);
+    const std::string& log = v.error->log;
     if (!log.empty()) out += log + (log.back() == '\n' ? "" : "\n");
-    if (d["error"].contains("log_path")) out += fmt::format("full log: {}\n", d["error"]["log_path"].get<std::string>());
+    if (!v.error->log_path.empty()) out += fmt::format("full log: {}\n", v.error->log_path);
   }
-  const auto& c = d.value("correctness", nlohmann::json::object());
-  if (c.contains("trials_passed")) {
-    out += fmt::format("correctness: {}/{} trials passed, max abs error {:.3g}, max rel error {:.3g}",
-                       c.value("trials_passed", 0), c.value("trials", 0), c.value("max_abs_error", 0.0),
-                       c.value("max_rel_error", 0.0));
-    if (c.contains("shapes_checked")) out += fmt::format(", {} shape(s) checked", c["shapes_checked"].size());
+  const CorrectnessView& c = v.correctness;
+  if (c.ran) {
+    out += fmt::format("correctness: {}/{} trials passed, max abs error {:.3g}, max rel error {:.3g}", c.trials_passed,
+                       c.trials, c.max_abs_error, c.max_rel_error);
+    if (c.shapes_checked) out += fmt::format(", {} shape(s) checked", *c.shapes_checked);
     out += "\n";
   }
-  if (c.contains("mismatch")) out += fmt::format("mismatch: {}\n", c["mismatch"].value("message", ""));
-  for (const auto& check : d.value("checks", nlohmann::json::array()))
-    if (check.value("verdict", "") != "pass")
-      out += fmt::format("check {}: {} — {}\n", check.value("name", ""), check.value("verdict", ""),
-                         check.value("message", ""));
-  const auto& t = d.value("timing", nlohmann::json::object());
-  if (t.contains("candidate")) {
-    out += fmt::format("candidate: {}\n", ms(t["candidate"]));
-    if (t.contains("eager")) out += fmt::format("eager:     {}\n", ms(t["eager"]));
-    if (t.contains("compile")) out += fmt::format("compile:   {}\n", ms(t["compile"]));
-    if (t.contains("compile_error")) out += fmt::format("compile baseline unavailable: {}\n", t["compile_error"].get<std::string>().substr(0, 200));
-    if (d.contains("speedup_vs_eager") && !d["speedup_vs_eager"].is_null())
-      out += fmt::format("speedup vs eager: {:.2f}x", d["speedup_vs_eager"].get<double>());
-    if (d.contains("speedup_vs_compile") && !d["speedup_vs_compile"].is_null())
-      out += fmt::format("   speedup vs torch.compile: {:.2f}x", d["speedup_vs_compile"].get<double>());
-    out += fmt::format("   ({} threads, precision {})\n", t.value("threads", 0), d.value("precision", ""));
+  if (c.mismatch) out += fmt::format("mismatch: {}\n", *c.mismatch);
+  for (const CheckEntry& check : v.checks)
+    if (check.verdict != "pass") out += fmt::format("check {}: {} — {}\n", check.name, check.verdict, check.message);
+  if (v.timing) {
+    const TimingView& t = *v.timing;
+    out += fmt::format("candidate: {}\n", ms(t.candidate));
+    if (t.eager) out += fmt::format("eager:     {}\n", ms(t.eager));
+    if (t.compile) out += fmt::format("compile:   {}\n", ms(t.compile));
+    if (t.compile_error) out += fmt::format("compile baseline unavailable: {}\n", t.compile_error->substr(0, 200));
+    if (v.speedup_vs_eager) out += fmt::format("speedup vs eager: {:.2f}x", *v.speedup_vs_eager);
+    if (v.speedup_vs_compile) out += fmt::format("   speedup vs torch.compile: {:.2f}x", *v.speedup_vs_compile);
+    out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
   }
-  for (const auto& note : d.value("notes", nlohmann::json::array())) out += fmt::format("note: {}\n", note.get<std::string>());
-  out += fmt::format("evaluated in {:.1f} s", d.value("wall_seconds", 0.0));
+  for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
+  out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
   return out;
 }
 

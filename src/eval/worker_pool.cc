@@ -109,6 +109,7 @@ std::unique_ptr<PooledWorker> WorkerPool::start(WorkerRole role, const EvalOptio
   worker->isolation = how.isolation;
   worker->origin = ahead ? "started ahead" : "started";
   worker->key = key;
+  if (!candidate) worker->problem = fs::absolute(options.problem);
   worker->client = std::make_unique<WorkerClient>(candidate ? "candidate" : "reference", start_worker(how));
   worker->preparing = worker->client->send("warm", warm_args(options, threads, ahead), Seconds(kWarmTimeoutS));
   return worker;
@@ -190,6 +191,23 @@ void WorkerPool::give_back(WorkerPair pair, bool reference_reusable, double refe
   ref->origin = "kept from an earlier evaluation";
   std::lock_guard lock(mutex_);
   idle_.push_back(std::move(ref));
+}
+
+void WorkerPool::release_references(const fs::path& problem) {
+  const fs::path absolute = fs::absolute(problem);
+  std::vector<std::unique_ptr<PooledWorker>> released;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if ((*it)->problem.empty() || (*it)->problem != absolute) {
+        ++it;
+        continue;
+      }
+      released.push_back(std::move(*it));
+      it = idle_.erase(it);
+    }
+  }
+  for (auto& w : released) retire(std::move(w));
 }
 
 void WorkerPool::retire(std::unique_ptr<PooledWorker> worker) {

@@ -36,6 +36,7 @@ struct PooledWorker {
   std::string isolation;
   std::string origin;            // "started", "started ahead", "kept from an earlier evaluation"
   std::string key;               // worker_pool_key() of the settings it was started with
+  std::filesystem::path problem; // reference: the problem file it serves
   // "warm" (a new worker) or "reset" (a kept reference), until its answer is read.
   std::optional<PendingRequest> preparing;
   std::optional<WorkerReply> start_failure;  // the worker did not get ready (its reply to `preparing`)
@@ -72,6 +73,10 @@ class WorkerPool {
   // After the evaluation. The candidate is killed (in the background); the reference is kept when
   // `reference_reusable` (its reset is answered while nobody waits), otherwise killed too.
   void give_back(WorkerPair pair, bool reference_reusable, double reference_timeout_s);
+
+  // Kills the kept references of `problem`: once a caller has no more evaluations of it, a kept
+  // reference only holds memory (a bench of 100 problems would otherwise keep 100 interpreters).
+  void release_references(const std::filesystem::path& problem);
 
   // Waits until no worker is still starting, then holds back new starts until the guard is gone: a
   // timing must not share the machine with an interpreter loading torch.

@@ -261,3 +261,30 @@ def test_bad_input_is_a_usage_error(kforge, args, message):
     proc = kforge.run(*args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
+
+
+def test_a_finished_problem_releases_its_reference_worker(kforge):
+    """A bench keeps no reference process for a finished problem: over five problems at most two are
+    alive at once (the one in use and one being shut down), not one per finished problem."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_memory
+
+    problems, candidates = bench_memory.generate_suite(kforge.tmp, 5)
+    proc = subprocess.Popen([str(kforge.binary), "bench", str(problems), "--target", "cpu", "--candidates",
+                             str(candidates), "--jobs", "1", "--out", str(kforge.tmp / "out"), "--no-compile-baseline",
+                             "--eval-trials", "1", "--eval-reps", "1", "--eval-warmup", "0"],
+                            env=kforge.env, cwd=kforge.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    most = 0
+    while proc.poll() is None:
+        alive = 0
+        for pid in bench_memory.tree(proc.pid):
+            try:
+                alive += b"--role\x00reference" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                pass
+        most = max(most, alive)
+        time.sleep(0.05)
+    output = proc.stdout.read()
+    assert proc.returncode == 0, output
+    assert "5 of 5 problems correct" in output, output
+    assert 1 <= most <= 2, f"{most} reference workers alive at once"

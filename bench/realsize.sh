@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# KernelBench's own problems at their own sizes, on a GPU machine: honest candidates
+# (bench/realsize/candidates) judged by kforge, by one process with nothing in between (the floor)
+# and by KernelBench's own harness, side by side. Each step stays under 10 minutes.
+#   bash bench/realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]
+# STEP: build       builds every candidate's extension in parallel (torch's load_inline, MAX_JOBS=2
+#                   each) and records each build's seconds and its ninja steps
+#       floor       bench/realsize_floor.py per problem: per-trial floor, eager/candidate CUDA-event times
+#       kernelbench bench/kernelbench_harness.py per problem: KernelBench's verdict and speedup
+#       kforge      kforge eval per problem at its defaults (--json), then 19_ReLU at batch 512 twice
+#                   (the second with its build cached)
+#       bench       one kforge bench of every problem at default concurrency
+#       report      bench/realsize_report.py: the table, from the steps' JSON lines
+# Results go to $RESULTS (default $OUT when set, else bench/results/realsize-<date>), one JSON line a run.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$ROOT/bench/gpu_env.sh"
+kb=${1:?usage: realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]}
+step=${2:?usage: realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]}
+filter=${3:-}
+problems_dir=$kb/KernelBench
+[ -d "$problems_dir/level1" ] || { echo "realsize.sh: no KernelBench problems under $problems_dir" >&2; exit 2; }
+RESULTS=${RESULTS:-${OUT:-$ROOT/bench/results/realsize-$(date +%Y%m%d)}}
+mkdir -p "$RESULTS"
+export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/realsize-ext}
+export KFORGE_CACHE_DIR=${KFORGE_CACHE_DIR:-/tmp/realsize-kforge-cache}
+candidates=$ROOT/bench/realsize/candidates
+
+problems() {
+  grep -v '^\s*#' "$ROOT/bench/realsize/problems.txt" | grep -v '^\s*$' | while read -r p; do
+    [ -z "$filter" ] || [[ "$p" == *$filter* ]] && echo "$p"
+  done
+}
+
+case "$step" in
+  build)
+    for p in $(problems); do
+      name=$(basename "$p")
+      ( start=$(date +%s%N)
+        MAX_JOBS=2 "$PYTHON" -c "import importlib.util, sys; s = importlib.util.spec_from_file_location('c', sys.argv[1]); m = importlib.util.module_from_spec(s); s.loader.exec_module(m)" "$candidates/$name" >"$RESULTS/build-$name.log" 2>&1
+        rc=$?
+        echo "{\"problem\": \"$p\", \"build_ms\": $(( ($(date +%s%N) - start) / 1000000 )), \"rc\": $rc}" >>"$RESULTS/build.jsonl" ) &
+    done
+    wait
+    # Per-step seconds of every build (ninja's log: start ms, end ms, mtime, output).
+    for log in "$TORCH_EXTENSIONS_DIR"/*/.ninja_log; do
+      [ -f "$log" ] && awk -v ext="$(basename "$(dirname "$log")")" 'NR > 1 {printf "%s %s %.1f s\n", ext, $4, ($2 - $1) / 1000}' "$log"
+    done | tee "$RESULTS/build-steps.txt"
+    ;;
+  floor)
+    for p in $(problems); do
+      "$PYTHON" "$ROOT/bench/realsize_floor.py" "$problems_dir/$p" "$candidates/$(basename "$p")" \
+        2>>"$RESULTS/floor.log" | tail -1 >>"$RESULTS/floor.jsonl"
+    done
+    ;;
+  kernelbench)
+    for p in $(problems); do
+      "$PYTHON" "$ROOT/bench/kernelbench_harness.py" "$kb" "$problems_dir/$p" "$candidates/$(basename "$p")" \
+        >"$RESULTS/kernelbench-$(basename "$p").log" 2>&1
+      grep '^{' "$RESULTS/kernelbench-$(basename "$p").log" | tail -1 >>"$RESULTS/kernelbench.jsonl"
+    done
+    ;;
+  kforge)
+    [ -n "$KFORGE" ] || { echo "realsize.sh: no kforge binary (build it or carry dist/)" >&2; exit 2; }
+    for p in $(problems); do
+      name=$(basename "$p" .py)
+      start=$(date +%s%N)
+      "$KFORGE" eval "$problems_dir/$p" "$candidates/$name.py" --target cuda --python "$PYTHON" \
+        --json "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.log" 2>&1
+      echo "{\"problem\": \"$p\", \"exit\": $?, \"command_ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" >>"$RESULTS/kforge.jsonl"
+    done
+    if [ -z "$filter" ] || [[ 19_ReLU == *$filter* ]]; then
+      for run in cold cached; do
+        start=$(date +%s%N)
+        "$KFORGE" eval "$problems_dir/level1/19_ReLU.py" "$candidates/19_ReLU.py" --target cuda --python "$PYTHON" \
+          --set batch_size=512 --json "$RESULTS/kforge-relu512-$run.json" >"$RESULTS/kforge-relu512-$run.log" 2>&1
+        echo "{\"problem\": \"level1/19_ReLU.py\", \"set\": \"batch_size=512\", \"run\": \"$run\", \"exit\": $?, \"command_ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" >>"$RESULTS/kforge.jsonl"
+      done
+    fi
+    ;;
+  bench)
+    [ -n "$KFORGE" ] || { echo "realsize.sh: no kforge binary" >&2; exit 2; }
+    suite=$(mktemp -d)/realsize.txt
+    problems | sed "s|^|$problems_dir/|" >"$suite"
+    "$KFORGE" bench "$suite" --target cuda --candidates "$candidates" --python "$PYTHON" \
+      --out "$RESULTS/bench" >"$RESULTS/bench.log" 2>&1
+    echo "bench exit $?" >>"$RESULTS/bench.log"
+    ;;
+  report)
+    "$PYTHON" "$ROOT/bench/realsize_report.py" "$RESULTS"
+    ;;
+  *) echo "realsize.sh: unknown step $step" >&2; exit 2 ;;
+esac

@@ -1,0 +1,75 @@
+"""The real-size table: per problem, kforge's verdict, speedup and per-trial cost next to the
+one-process floor and KernelBench's own harness, from the JSON lines bench/realsize.sh wrote.
+    python bench/realsize_report.py RESULTS_DIR   (writes RESULTS_DIR/summary.md and prints it)"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def read_lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+
+
+def by_problem(rows: list[dict]) -> dict[str, dict]:
+    return {Path(r["problem"]).name: r for r in rows}
+
+
+def fmt(value, spec: str = ".2f", unit: str = "") -> str:
+    return "–" if value is None else f"{value:{spec}}{unit}"
+
+
+def kforge_row(results: Path, name: str) -> dict:
+    path = results / f"kforge-{Path(name).stem}.json"
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    result = data["evaluations"][0] if "evaluations" in data else data
+    trials = (result.get("correctness") or {}).get("trials") or 0
+    phases = result.get("phases_s") or {}
+    per_trial = phases.get("correctness_trials", 0) / trials if trials else None
+    return {"status": result.get("status"), "speedup": result.get("speedup_vs_eager"), "per_trial_s": per_trial,
+            "wall_s": result.get("wall_seconds"), "ci": (result.get("speedup_ci") or {}).get("vs_eager")}
+
+
+def main() -> int:
+    results = Path(sys.argv[1])
+    floor = by_problem(read_lines(results / "floor.jsonl"))
+    kb = by_problem(read_lines(results / "kernelbench.jsonl"))
+    builds = by_problem(read_lines(results / "build.jsonl"))
+    names = sorted(set(floor) | set(kb), key=lambda n: (n not in floor, n))
+    device = next((r.get("device") for r in floor.values()), "unknown device")
+    lines = [f"# Real-size KernelBench problems on {device}", "",
+             "Speedups are vs PyTorch eager. Floor: one process, inputs drawn on the GPU, reference and candidate",
+             "run and compared on the GPU, nothing in between (bench/realsize_floor.py). KernelBench: its own",
+             "eval_kernel_against_ref (5 correctness trials, 30 timed calls, L2 cleared before every call).",
+             "kforge: `kforge eval` at its defaults (5 trials, 30 repetitions, 3 warm-up; L2 flushed per call).", "",
+             "| problem | input | floor: speedup | KernelBench: correct, speedup (mean ± std ms) | kforge: status, speedup | "
+             "per trial: floor / kforge | cold build |",
+             "|---|---:|---:|---|---|---|---:|"]
+    for name in names:
+        f, k, b, kf = floor.get(name, {}), kb.get(name, {}), builds.get(name, {}), kforge_row(results, name)
+        kb_cell = "–"
+        if k:
+            stats = k.get("candidate_stats") or {}
+            kb_cell = (f"{'yes' if k.get('correct') else 'NO'}, {fmt(k.get('speedup_vs_eager'), '.2f', '×')} "
+                       f"({fmt(stats.get('mean'))} ± {fmt(stats.get('std'), '.3f')} ms)")
+        kf_cell = f"{kf.get('status', '–')}, {fmt(kf.get('speedup'), '.2f', '×')}" if kf else "–"
+        floor_trial = f.get("trial_mean_s")
+        ratio = (kf["per_trial_s"] / floor_trial) if kf.get("per_trial_s") and floor_trial else None
+        trial_cell = f"{fmt(floor_trial, '.3f', ' s')} / {fmt(kf.get('per_trial_s'), '.3f', ' s')}"
+        if ratio:
+            trial_cell += f" ({ratio:.1f}×)"
+        lines.append(f"| {name} | {fmt((f.get('input_bytes') or 0) / 1e9, '.2f', ' GB')} | "
+                     f"{fmt(f.get('speedup_vs_eager'), '.2f', '×')} | {kb_cell} | {kf_cell} | {trial_cell} | "
+                     f"{fmt((b.get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} |")
+    text = "\n".join(lines) + "\n"
+    (results / "summary.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

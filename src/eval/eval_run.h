@@ -1,0 +1,83 @@
+// The state one evaluation accumulates while its phases run (screening, correctness, timing, speed
+// verdict), and the ways a phase ends it. Each phase is a set of functions taking an EvalRun; the
+// driver (evaluator.cc) calls them in order and stops at the first that decides the status.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/eval_options.h"
+#include "eval/eval_result.h"
+#include "eval/worker_client.h"
+#include "eval/worker_launch.h"
+#include "eval/worker_pool.h"
+#include "eval/worker_replies.h"
+
+namespace kforge {
+
+// Progress callback: a short phrase ("compiling candidate", "trial 3/5", "timing round 2/6").
+using ProgressFn = void (*)(const std::string& phase, void* user);
+
+// What the correctness trials found so far.
+struct CorrectnessTally {
+  int trials_run = 0;
+  int trials_passed = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  nlohmann::json detail = nlohmann::json::object();  // output, tolerances, mismatch, shapes_checked
+
+  nlohmann::json to_json() const;
+};
+
+struct EvalRun {
+  EvalRun(const EvalOptions& options, ProgressFn progress, void* user);
+
+  const EvalOptions& opt;
+  ProgressFn progress = nullptr;
+  void* user = nullptr;
+
+  WorkerClient* ref = nullptr;   // the trusted reference worker
+  WorkerClient* cand = nullptr;  // the sandboxed candidate worker
+  WorkerDirs dirs;               // dirs.shared: where this candidate reads its inputs
+  std::filesystem::path reference_shared;  // where the reference writes them (usually dirs.shared)
+
+  nlohmann::json doc = nlohmann::json::object();  // the EvalResult being written
+  std::string status;                             // empty while undecided
+  std::uint64_t seed = 0;
+  int threads = 1;
+  CorrectnessTally correctness;
+  int main_trials = 0;                                      // opt.trials, raised by calibration
+  nlohmann::json extra_variants = nlohmann::json::array();  // size variants calibration asks for
+  nlohmann::json import_facts;                              // what the candidate did while imported
+  std::optional<PrecisionAudit> precision_worst;            // the worst precision audit seen
+  nlohmann::json static_failure;                            // a static check that failed, if any
+  int timing_sets = 0;                                      // input sets the timed calls rotate through
+  std::optional<double> fresh_ms;                           // median on fresh inputs, once measured
+
+  bool decided() const { return !status.empty(); }
+  void phase(const std::string& what) const;
+  std::filesystem::path candidate_file() const;  // the candidate's copy in its own directory
+
+  // A file the reference wrote, at a path the candidate can read (linked into its shared directory
+  // when the two differ, as for the second candidate of a head-to-head).
+  std::string visible_to_candidate(const std::string& reference_path) const;
+
+  // Finishing touches: each sets the status and fills `error`.
+  void fail(const char* status, const std::string& kind, const std::string& message, const std::string& log = "");
+  void fail_from_candidate(const WorkerReply& reply, const std::string& during);
+  void fail_from_reference(const WorkerReply& reply, const std::string& during);
+  void add_check(const std::string& name, const std::string& verdict, const std::string& message);
+
+  // Findings the reference derived from one check (runtime facts, precision audit); false once
+  // they reject the candidate.
+  bool apply_findings(const nlohmann::json& findings, const std::optional<PrecisionAudit>& precision = std::nullopt);
+};
+
+// The message of a failed reply: the worker's own for kError, kforge's explanation otherwise.
+std::string reply_message(const WorkerReply& reply);
+
+}  // namespace kforge

@@ -1,0 +1,300 @@
+#include "eval/timing_phase.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "eval/device_state.h"
+#include "eval/verdict.h"
+#include "util/paths.h"
+
+namespace kforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+namespace {
+void crosscheck_backoff(int retry) {
+  // A stall from outside (CPU load, another process's kernels holding the GPU) usually passes within
+  // a second; waiting longer before each re-measurement lets it pass without giving a cheat anything.
+  std::this_thread::sleep_for(std::chrono::milliseconds(250 * retry * retry));
+}
+}  // namespace
+
+std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps) {
+  // Slack for the pipe round trip, JSON and Python call overhead around the timed region.
+  const double slack_ms = 5.0 + 0.5 * reps;
+  if (reported_sum_ms > wall_ms * 1.02 + 1.0)
+    return fmt::format(
+        "the candidate reported {:.3f} ms for {} repetitions, but only {:.3f} ms passed on kforge's clock",
+        reported_sum_ms, reps, wall_ms);
+  if (reported_sum_ms < 0.5 * wall_ms - slack_ms)
+    return fmt::format(
+        "the candidate reported {:.3f} ms for {} repetitions, but {:.3f} ms passed on kforge's clock "
+        "(its timer does not measure what it runs)",
+        reported_sum_ms, reps, wall_ms);
+  return std::nullopt;
+}
+
+bool TimedFunction::time_block(int reps, bool keep) {
+  std::optional<std::vector<double>> times = measure(reps, keep);
+  if (!times) return false;
+  if (keep) {
+    samples_ms.insert(samples_ms.end(), times->begin(), times->end());
+    block_medians_ms.push_back(summarize(*times).median_ms);
+  }
+  return true;
+}
+
+// Each block runs on another input set, written into the same buffers; its last output is checked,
+// so results cached per buffer or per call count go stale and fail.
+bool CandidateTimer::rotate_inputs() {
+  if (run_.timing_sets <= 1) return true;
+  current_set_ = blocks_++ % run_.timing_sets;
+  WorkerReply r = run_.cand->request("timing_inputs", {{"set", current_set_}}, Seconds(run_.opt.timeout_s));
+  if (r.kind != WorkerReply::kOk) {
+    run_.fail_from_candidate(r, "loading timing inputs");
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) {
+  if (!rotate_inputs()) return std::nullopt;
+  // A block whose reported time disagrees with kforge's clock is measured again (up to twice per
+  // run) before the candidate is rejected: a busy machine can stall one block, a cheat fails every time.
+  for (;;) {
+    WorkerReply r = run_.cand->request("time", {{"reps", reps}}, Seconds(run_.opt.timeout_s));
+    if (r.kind != WorkerReply::kOk) {
+      run_.fail_from_candidate(r, "timing");
+      return std::nullopt;
+    }
+    const TimedBlockReply block = TimedBlockReply::decode(r.body);
+    if (static_cast<int>(block.times_ms.size()) != reps) {
+      run_.fail(status::kRejected, "timing_crosscheck", "the candidate process reported the wrong number of timings");
+      run_.add_check("timing_crosscheck", "fail", "wrong number of timings reported");
+      return std::nullopt;
+    }
+    double sum = 0;
+    for (double t : block.times_ms) sum += t;
+    if (auto why = crosscheck_block(sum, r.wall_ms, reps)) {
+      if (++crosscheck_retries_ <= 2) {
+        crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}, {"remeasured", true}});
+        crosscheck_backoff(crosscheck_retries_);
+        continue;
+      }
+      run_.add_check("timing_crosscheck", "fail", *why);
+      run_.fail(status::kRejected, "timing_crosscheck", *why);
+      return std::nullopt;
+    }
+    crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}});
+    if (!judge_timing_reply(run_, block)) return std::nullopt;
+    if (keep && !verify_timed_outputs(run_, current_set_)) return std::nullopt;
+    return block.times_ms;
+  }
+}
+
+std::optional<std::vector<double>> BaselineTimer::measure(int reps, bool) {
+  WorkerReply r = run_.ref->request("time", {{"which", name()}, {"reps", reps}}, Seconds(run_.opt.reference_timeout_s));
+  if (r.kind != WorkerReply::kOk) {
+    run_.fail_from_reference(r, fmt::format("timing the {} baseline", name()));
+    return std::nullopt;
+  }
+  TimedBlockReply block = TimedBlockReply::decode(r.body);
+  if (static_cast<int>(block.times_ms.size()) != reps) {
+    run_.fail_from_reference(r, "timing");
+    return std::nullopt;
+  }
+  if (block.device_state) device_states.push_back(*block.device_state);
+  return block.times_ms;
+}
+
+bool time_interleaved(const std::vector<TimedFunction*>& functions, const TimingPlan& plan,
+                      const std::function<void(const std::string&)>& phase) {
+  phase("warm-up");
+  for (TimedFunction* f : functions)
+    if (!f->time_block(plan.warmup, false)) return false;
+  const int rounds = plan.rounds();
+  for (int round = 0; round < rounds; ++round) {
+    phase(fmt::format("timing round {}/{}", round + 1, rounds));
+    const int reps = std::min(plan.block, plan.reps - round * plan.block);
+    for (std::size_t k = 0; k < functions.size(); ++k)
+      if (!functions[(k + static_cast<std::size_t>(round)) % functions.size()]->time_block(reps, true)) return false;
+  }
+  return true;
+}
+
+DeviceHold hold_device_for_timing(EvalRun& run, WorkerPool& pool, json& timing) {
+  // No worker of the pool starts while this one measures; then one measurement per GPU at a time,
+  // across processes, while builds and trials of others go on.
+  auto quiet_from = Clock::now();
+  DeviceHold hold{pool.quiet(), std::nullopt};
+  if (double waited = Seconds(Clock::now() - quiet_from).count(); waited > 0.001)
+    timing["waited_for_worker_start_seconds"] = waited;  // a worker started ahead was still starting
+  hold.lock = DeviceLock::acquire(run.opt.device, state_dir() / "locks", [&](const fs::path& path) {
+    run.phase(fmt::format("waiting for {} (another evaluation is timing on this GPU)", path.filename().string()));
+  });
+  if (hold.lock)
+    timing["device_lock"] = {{"path", hold.lock->path().string()}, {"waited_seconds", hold.lock->waited_seconds()}};
+  return hold;
+}
+
+bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
+  WorkerReply rp = run.ref->request("prepare_timing", {{"trial", 0}, {"compile_baseline", run.opt.compile_baseline}},
+                                    Seconds(run.opt.reference_timeout_s));
+  if (rp.kind != WorkerReply::kOk) {
+    run.fail_from_reference(rp, "preparing the baselines");
+    return false;
+  }
+  timing["reference_timer"] = rp.body["timer"];
+  const bool compile_failed = rp.body.contains("compile_error");
+  *with_compile = run.opt.compile_baseline && !compile_failed;
+  if (compile_failed) timing["compile_error"] = rp.body["compile_error"];
+  if (rp.body.contains("compile_seconds")) timing["compile_baseline_seconds"] = rp.body["compile_seconds"];
+  return true;
+}
+
+bool prepare_candidate_timing(EvalRun& run, json& timing) {
+  auto inputs_of = [&](int k) {
+    return run.visible_to_candidate((run.reference_shared / fmt::format("inputs_main_{}.pt", k)).string());
+  };
+  run.timing_sets = std::min(run.correctness.trials_passed, 3);
+  json input_sets = json::array();
+  for (int k = 0; k < run.timing_sets; ++k) input_sets.push_back(inputs_of(k));
+  WorkerReply cp = run.cand->request("prepare_timing", {{"inputs", inputs_of(0)}, {"input_sets", input_sets}},
+                                     Seconds(run.opt.timeout_s));
+  if (cp.kind != WorkerReply::kOk) {
+    run.fail_from_candidate(cp, "preparing timing");
+    return false;
+  }
+  timing["candidate_timer"] = cp.body["timer"];
+  return true;
+}
+
+bool judge_timing_reply(EvalRun& run, const TimedBlockReply& reply) {
+  json findings = json::array();
+  for (const auto& [name, what] : reply.events)
+    if (name != "dynamic_code" && name != "native_loading")
+      findings.push_back({{"name", name}, {"verdict", "fail"}, {"message", fmt::format("during timed calls: {}", what)}});
+  if (!reply.tampered.empty())
+    findings.push_back({{"name", "monkey_patching"}, {"verdict", "fail"},
+                        {"message", fmt::format("during timed calls the candidate replaced {}", reply.tampered.dump())}});
+  return run.apply_findings(findings);
+}
+
+bool verify_timed_outputs(EvalRun& run, int trial) {
+  fs::path out = run.dirs.candidate / fmt::format("timed_outputs_{}.pt", trial);
+  WorkerReply w = run.cand->request("timing_outputs", {{"outputs", out.string()}}, Seconds(run.opt.timeout_s));
+  if (w.kind != WorkerReply::kOk) {
+    run.fail_from_candidate(w, "writing timed outputs");
+    return false;
+  }
+  WorkerReply c = run.ref->request("check", {{"trial", trial}, {"candidate_outputs", out.string()}, {"timing", true}},
+                                   Seconds(run.opt.reference_timeout_s));
+  const bool ok = c.kind == WorkerReply::kOk;
+  const CheckReply checked = ok ? CheckReply::decode(c.body) : CheckReply{};
+  if (!ok || !checked.match) {
+    std::string why = ok ? checked.mismatch_message : c.detail;
+    std::string msg = fmt::format("the output of a timed call on input set {} is wrong ({}): results are cached or "
+                                  "work is skipped when the same buffers come back", trial, why);
+    merge_check(run.doc["checks"], {{"name", "timing_outputs"}, {"verdict", "fail"}, {"message", msg}});
+    run.fail(status::kRejected, "timing_outputs", msg);
+    return false;
+  }
+  return true;
+}
+
+// One call per input set never seen before (new seeds), each output checked: a result cached by
+// content or call count cannot help here.
+bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
+  if (run.fresh_ms) {
+    *median_ms = *run.fresh_ms;
+    return true;
+  }
+  std::vector<double> times;
+  for (int j = 0; j < 3; ++j) {
+    const int trial = 1000 + j;
+    WorkerReply made = run.ref->request("make_trial", {{"trial", trial}, {"seed", run.seed}, {"tag", "main"}},
+                                        Seconds(run.opt.reference_timeout_s));
+    if (made.kind != WorkerReply::kOk) {
+      run.fail_from_reference(made, "drawing fresh inputs");
+      return false;
+    }
+    WorkerReply in = run.cand->request(
+        "timing_inputs", {{"path", run.visible_to_candidate(TrialInputs::decode(made.body).inputs)}},
+        Seconds(run.opt.timeout_s));
+    WorkerReply r = in;
+    TimedBlockReply block;
+    // As for timing blocks: a disagreement is measured again (the same inputs, twice at most) before
+    // it rejects, since a busy host or another process's kernels on the GPU can stall one call.
+    for (int attempt = 0; in.kind == WorkerReply::kOk; ++attempt) {
+      r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
+      if (r.kind != WorkerReply::kOk) break;
+      block = TimedBlockReply::decode(r.body);
+      if (block.times_ms.size() != 1 || !crosscheck_block(block.times_ms[0], r.wall_ms, 1) || attempt == 2) break;
+      crosscheck_backoff(attempt + 1);
+    }
+    if (r.kind != WorkerReply::kOk) {
+      run.fail_from_candidate(r, "timing on fresh inputs");
+      return false;
+    }
+    if (block.times_ms.size() != 1 || crosscheck_block(block.times_ms[0], r.wall_ms, 1)) {
+      run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock");
+      return false;
+    }
+    if (!judge_timing_reply(run, block) || !verify_timed_outputs(run, trial)) return false;
+    times.push_back(block.times_ms[0]);
+  }
+  run.fresh_ms = summarize(times).median_ms;
+  *median_ms = *run.fresh_ms;
+  return true;
+}
+
+std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
+  run.phase("preparing timing");
+  json timing = json::object();
+  timing["threads"] = run.threads;
+  timing["unit"] = "ms";
+  timing["warmup"] = run.opt.warmup;
+  timing["block"] = run.opt.block;
+  bool with_compile = false;
+  // The document keeps what was prepared even when a later step fails.
+  auto keep = [&](bool ok) {
+    run.doc["timing"].update(timing);
+    return ok;
+  };
+  if (!keep(prepare_reference_timing(run, timing, &with_compile))) return std::nullopt;
+  if (!keep(prepare_candidate_timing(run, timing))) return std::nullopt;
+
+  CandidateTimer candidate(run);
+  BaselineTimer eager(run, "eager");
+  BaselineTimer compile(run, "compile");
+  std::vector<TimedFunction*> order = {&candidate, &eager};
+  if (with_compile) order.push_back(&compile);
+
+  DeviceHold hold = hold_device_for_timing(run, pool, timing);
+  keep(true);
+  if (!time_interleaved(order, TimingPlan::from(run.opt), [&](const std::string& what) { run.phase(what); }))
+    return std::nullopt;
+
+  TimingOutcome outcome{summarize(candidate.samples_ms), summarize(eager.samples_ms), std::nullopt, {}, std::move(hold)};
+  for (TimedFunction* f : order) {
+    timing[f->name()] = to_json(summarize(f->samples_ms));
+    outcome.block_medians_ms[f->name()] = f->block_medians_ms;
+  }
+  if (with_compile) outcome.compile = summarize(compile.samples_ms);
+  timing["crosscheck"] = candidate.crosschecks;
+  std::vector<json> device_states = eager.device_states;
+  device_states.insert(device_states.end(), compile.device_states.begin(), compile.device_states.end());
+  if (!device_states.empty()) timing["device_state"] = summarize_device_states(device_states);
+  run.doc["timing"] = timing;
+  run.add_check("timing_crosscheck", "pass", "reported times agree with kforge's clock");
+  const double cand = outcome.candidate.median_ms;
+  run.doc["speedup_vs_eager"] = cand > 0 ? json(outcome.eager.median_ms / cand) : json(nullptr);
+  run.doc["speedup_vs_compile"] = outcome.compile && cand > 0 ? json(outcome.compile->median_ms / cand) : json(nullptr);
+  return outcome;
+}
+
+}  // namespace kforge

@@ -1,0 +1,138 @@
+#include "eval/timing_phase.h"
+
+#include <gtest/gtest.h>
+
+#include "eval/eval_result.h"
+#include "eval/eval_view.h"
+#include "eval/timing_stats.h"
+
+namespace kforge {
+namespace {
+
+TEST(Crosscheck, HonestBlocksPass) {
+  EXPECT_FALSE(crosscheck_block(50.0, 53.0, 5));   // a little overhead around the timed calls
+  EXPECT_FALSE(crosscheck_block(0.2, 2.0, 5));     // tiny kernels: fixed overhead dominates
+}
+
+TEST(Crosscheck, ReportingMoreThanElapsedFails) {
+  auto why = crosscheck_block(100.0, 50.0, 5);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("only 50.000 ms passed"), std::string::npos);
+}
+
+TEST(Crosscheck, ReportingFarLessThanElapsedFails) {
+  // A patched clock that claims 1 ms per call while each call took 20 ms.
+  EXPECT_TRUE(crosscheck_block(5.0, 100.0, 5));
+}
+
+TEST(TimingStats, MedianQuartilesAndSpread) {
+  TimingStats s = summarize({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.reps, 5);
+  EXPECT_DOUBLE_EQ(s.median_ms, 3);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1);
+  EXPECT_DOUBLE_EQ(s.max_ms, 5);
+  EXPECT_DOUBLE_EQ(s.p25_ms, 2);
+  EXPECT_DOUBLE_EQ(s.p75_ms, 4);
+  EXPECT_NEAR(s.iqr_rel(), 2.0 / 3.0, 1e-12);
+}
+
+TEST(EvalResult, ExitCodesFollowStatus) {
+  EvalResult r;
+  r.doc["status"] = "correct";
+  EXPECT_EQ(r.exit_code(), 0);
+  r.doc["status"] = "incorrect";
+  EXPECT_EQ(r.exit_code(), 1);
+  r.doc["status"] = "timeout";
+  EXPECT_EQ(r.exit_code(), 1);
+  r.doc["status"] = "problem_error";
+  EXPECT_EQ(r.exit_code(), 2);
+}
+
+}  // namespace
+}  // namespace kforge
+
+namespace kforge {
+namespace {
+
+// A function whose blocks take a fixed time, recording the order it was called in.
+class Recorded : public TimedFunction {
+ public:
+  Recorded(std::string name, double ms, std::vector<std::string>* log, int fail_at = -1)
+      : TimedFunction(std::move(name)), ms_(ms), log_(log), fail_at_(fail_at) {}
+
+ protected:
+  std::optional<std::vector<double>> measure(int reps, bool keep) override {
+    log_->push_back(name() + (keep ? "" : "*") + ":" + std::to_string(reps));
+    if (static_cast<int>(log_->size()) == fail_at_) return std::nullopt;
+    return std::vector<double>(static_cast<std::size_t>(reps), ms_);
+  }
+
+ private:
+  double ms_;
+  std::vector<std::string>* log_;
+  int fail_at_;
+};
+
+TEST(TimeInterleaved, WarmsUpThenRotatesTheOrderEachRound) {
+  std::vector<std::string> log, phases;
+  Recorded a("a", 2.0, &log), b("b", 1.0, &log), e("e", 4.0, &log);
+  // 12 repetitions in blocks of 5: rounds of 5, 5 and 2.
+  ASSERT_TRUE(time_interleaved({&a, &b, &e}, {1, 12, 5}, [&](const std::string& p) { phases.push_back(p); }));
+  EXPECT_EQ(log, (std::vector<std::string>{"a*:1", "b*:1", "e*:1", "a:5", "b:5", "e:5", "b:5", "e:5", "a:5",
+                                           "e:2", "a:2", "b:2"}));
+  EXPECT_EQ(phases, (std::vector<std::string>{"warm-up", "timing round 1/3", "timing round 2/3", "timing round 3/3"}));
+  EXPECT_EQ(a.samples_ms.size(), 12u);  // warm-up repetitions are not kept
+  EXPECT_EQ(b.block_medians_ms, (std::vector<double>{1.0, 1.0, 1.0}));
+}
+
+TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
+  std::vector<std::string> log;
+  Recorded a("a", 2.0, &log), b("b", 1.0, &log, /*fail_at=*/5);
+  EXPECT_FALSE(time_interleaved({&a, &b}, {1, 10, 5}, [](const std::string&) {}));
+  // Round 2 starts with b, whose block fails: nothing runs after it, and the failed block is not kept.
+  EXPECT_EQ(log, (std::vector<std::string>{"a*:1", "b*:1", "a:5", "b:5", "b:5"}));
+  EXPECT_EQ(a.block_medians_ms.size(), 1u);
+  EXPECT_EQ(b.block_medians_ms.size(), 1u);
+}
+
+TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
+  nlohmann::json doc = {{"status", "correct"},
+                        {"target", "cpu"},
+                        {"correctness", {{"trials", 5}, {"trials_passed", 5}, {"max_abs_error", 1e-6},
+                                         {"shapes_checked", nlohmann::json::array({{{"tag", "main"}}})}}},
+                        {"checks", {{{"name", "file_io"}, {"verdict", "pass"}, {"message", "m"}}}},
+                        {"timing", {{"threads", 2}, {"candidate", to_json(summarize({1, 2, 3}))},
+                                    {"eager", to_json(summarize({4, 5, 6}))}}},
+                        {"speedup_vs_eager", 2.5},
+                        {"speedup_vs_compile", nullptr},
+                        {"notes", {"n1"}}};
+  EvalView v = EvalView::decode(doc);
+  EXPECT_EQ(v.status, "correct");
+  EXPECT_TRUE(v.correctness.ran);
+  EXPECT_EQ(v.correctness.trials_passed, 5);
+  EXPECT_EQ(v.correctness.shapes_checked, 1);
+  ASSERT_EQ(v.checks.size(), 1u);
+  EXPECT_EQ(v.checks[0].name, "file_io");
+  ASSERT_TRUE(v.timing);
+  EXPECT_DOUBLE_EQ(v.timing->candidate->median_ms, 2);
+  EXPECT_DOUBLE_EQ(v.timing->eager->p75_ms, 5.5);
+  EXPECT_FALSE(v.timing->compile);
+  EXPECT_EQ(v.timing->threads, 2);
+  EXPECT_EQ(v.speedup_vs_eager, 2.5);
+  EXPECT_FALSE(v.speedup_vs_compile);
+  EXPECT_FALSE(v.error);
+  EXPECT_EQ(v.notes, std::vector<std::string>{"n1"});
+}
+
+TEST(EvalView, AFailedEvaluationHasAnErrorAndNoTiming) {
+  EvalView v = EvalView::decode({{"status", "compile_error"},
+                                 {"error", {{"kind", "compile_error"}, {"message", "nvcc failed"}}},
+                                 {"correctness", {{"trials", 0}}}});
+  ASSERT_TRUE(v.error);
+  EXPECT_EQ(v.error->message, "nvcc failed");
+  EXPECT_FALSE(v.correctness.ran);
+  EXPECT_FALSE(v.timing);
+}
+
+}  // namespace
+}  // namespace kforge
