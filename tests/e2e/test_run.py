@@ -146,7 +146,7 @@ def test_head_to_head_keeps_the_fast_candidate_on_a_loaded_machine(kforge):
     last = user_text(made[-1])
     assert "# Round 3" in last and "not kept: r2.s0.a0 (rejected)" in last
     assert "+_lib = native.load(SRC, {\"relu\": [native.PTR, native.PTR, native.I64]}, name=\"relu_slower\"" in last
-    assert "| r2.s0.a0 | rejected |" in last and "| r1.s0.a0 | kept |" in last
+    assert "| r2.s0.a0 | rejected" in last and "| r1.s0.a0 | kept" in last  # flags may follow the verdict
     # The analysis of round 3 saw the rejected attempt and what it changed.
     assert "The latest attempt: r2.s0.a0 (rejected)" in user_text(made[5])
 
