@@ -75,7 +75,7 @@ class HeadToHeadTest : public ::testing::Test {
     options_.problem = source / "tests" / "e2e" / "problems" / "tiny_add.py";
     options_.target = load_target(source / "targets" / "cpu");
     options_.device = "cpu";
-    options_.python = resolve_python("", "");
+    options_.python = (source / ".venv" / "bin" / "python").string();
     options_.trials = 3;
     options_.threads = 1;
     options_.seed = 7;
