@@ -12,7 +12,8 @@ ints are passed as 64-bit integers and floats as 32-bit floats, so declare scala
 ``long`` (``int64_t``) and ``float``. Launches go to torch's current stream.
 
 Architecture: ``$KFORGE_HIP_ARCH`` (default ``gfx90a``, the MI200 series). The code object is
-cached under ``$KFORGE_BUILD_CACHE/hip`` keyed by the source, the options, the architecture and
+cached under ``$KFORGE_LAUNCH_CACHE/hip`` (private to the candidate in kforge's sandbox) or else
+``$KFORGE_BUILD_CACHE/hip`` keyed by the source, the options, the architecture and
 ``hipcc``'s identity. With ``$KFORGE_COMPILE_ONLY=1`` (``kforge eval --compile-only``) the code object
 is built and checked to hold code for the architecture, and never loaded, so no AMD GPU is needed.
 
@@ -58,7 +59,10 @@ def _compile_only() -> bool:
 
 
 def _cache_dir() -> str:
-    root = os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
+    # A candidate builds in its own process, so its code objects go to its private cache
+    # (KFORGE_LAUNCH_CACHE, deleted with its sandbox): the shared cache is written by kforge only.
+    root = (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build"))
     return os.path.join(root, "hip")
 
 
