@@ -75,7 +75,7 @@ def test_loop_analysis_prompt_carries_the_profile(kforge):
     prompts = ["".join(p.get("text", "") for m in c["request"]["messages"] if m["role"] == "user" for p in m["content"])
                for c in calls]
     analysis = next(p for p in prompts if p.startswith("# Performance analysis"))
-    assert "## Profile\n\n```text\nProfile of `12_swish` on cpu" in analysis
+    assert "## Profile of the best\n\n```text\nProfile of `12_swish` on cpu" in analysis
     assert "limiter 1: " in analysis and "No profile is available" not in analysis
     charts = list((kforge.tmp / "state" / "runs").glob("*/profiles/*.svg"))
     assert len(charts) == 1
