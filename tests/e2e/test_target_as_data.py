@@ -21,7 +21,10 @@ def home(kforge):
 
 
 def test_a_copied_target_folder_is_a_new_platform(kforge, home):
-    for shared in ("worker", "prompts", ".venv"):  # kforge's own data, unchanged
+    # kforge's own data, unchanged. The worker package is copied, not linked: the candidate sandbox
+    # binds the home's worker folder itself and shows nothing a link inside it could point to.
+    shutil.copytree(ROOT / "worker", home / "worker", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    for shared in ("prompts", ".venv"):
         if (ROOT / shared).exists():
             (home / shared).symlink_to(ROOT / shared)
     new = home / "targets" / "hostcc"
