@@ -29,6 +29,7 @@ from typing import List
 import torch
 
 from kforge_worker import dispatch_mode
+from kforge_worker.timed_reps import _leaves  # the tensors of a nested output, in one order for both
 
 _BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "kforge_worker/wgsl.py", "kforge_worker/hip.py",
                  "kforge_worker/build_client.py", "kforge_worker/inline_cache.py", "wgpu/", "helion/",
@@ -112,16 +113,6 @@ def _children() -> set:
     except OSError:
         pass
     return pids
-
-
-def _leaves(obj) -> list:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [x for o in obj for x in _leaves(o)]
-    if isinstance(obj, dict):
-        return [x for o in obj.values() for x in _leaves(o)]
-    return []
 
 
 def _raw_clone(t: torch.Tensor):
