@@ -38,14 +38,10 @@ json warm_args(const EvalOptions& options, int threads, bool preload) {
           {"language", preload ? options.target.language : ""}};
 }
 
-// Whether `pid` is a running kforge (a reused pid of another program does not count).
-bool kforge_running(long pid) {
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
-  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
-  std::string name;
-  std::getline(comm, name);
-  return name.empty() || name == "kforge" || name.rfind("kforge", 0) == 0;
-}
+// Whether `pid` is a running process. Any process counts, whatever its name: kforge's library also runs
+// inside test binaries and other programs, and a folder of a live owner must never go. A pid reused by
+// another program only keeps a stale folder until that program ends.
+bool process_running(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; }
 
 std::filesystem::path temp_root() {
   const char* tmp = std::getenv("TMPDIR");
@@ -63,7 +59,7 @@ int remove_stale_worker_dirs(const fs::path& temp_dir) {
     const std::string name = entry.path().filename().string();
     if (!std::regex_match(name, m, pattern) || entry.is_symlink() || !entry.is_directory()) continue;
     const long owner = std::stol(m[2].str());
-    if (owner == getpid() || kforge_running(owner)) continue;
+    if (owner == getpid() || process_running(owner)) continue;
     std::error_code rm;
     fs::remove_all(entry.path(), rm);
     if (!rm) ++removed;
