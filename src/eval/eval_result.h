@@ -7,7 +7,8 @@
 
 namespace kforge {
 
-inline constexpr int kEvalResultSchemaVersion = 1;
+// 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error.
+inline constexpr int kEvalResultSchemaVersion = 2;
 
 // Status values, in the order an evaluation can reach them.
 namespace status {
@@ -19,6 +20,7 @@ inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kTimeout = "timeout";
 inline constexpr const char* kRejected = "rejected";
 inline constexpr const char* kProblemError = "problem_error";
+inline constexpr const char* kEnvironmentError = "environment_error";  // this machine cannot evaluate
 }  // namespace status
 
 struct EvalResult {
@@ -26,7 +28,8 @@ struct EvalResult {
 
   std::string status() const { return doc.value("status", std::string(status::kProblemError)); }
   bool correct() const { return status() == status::kCorrect; }
-  // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault.
+  // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault, 4 this
+  // machine cannot evaluate (src/cli/exit_codes.h).
   int exit_code() const;
 };
 

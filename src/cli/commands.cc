@@ -1,0 +1,25 @@
+#include "cli/commands.h"
+
+#include "cli/cli_docs.h"
+
+namespace kforge {
+
+void build_cli(CLI::App& app, GlobalOptions& global, int* exit_code) {
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
+  app.set_version_flag("--version", kVersion);
+  app.add_option("--config", global.config_path, "kforge.toml to read (default: $KFORGE_CONFIG, ./kforge.toml, ~/.kforge/kforge.toml)");
+  app.add_flag("-v,--verbose", global.verbose, "Log debug details");
+  app.add_flag("-q,--quiet", global.quiet, "Log only warnings and errors (results are still printed)");
+  register_eval_command(app, global, exit_code);
+  register_targets_command(app, global, exit_code);
+  register_llm_command(app, global, exit_code);
+  register_run_command(app, global, exit_code);
+  register_report_command(app, global, exit_code);
+  register_bench_command(app, global, exit_code);
+  register_profile_command(app, global, exit_code);
+  register_doctor_command(app, global, exit_code);
+  register_docs_commands(app, kVersion, exit_code);
+}
+
+}  // namespace kforge
