@@ -3,17 +3,19 @@
 #   1. Debian packages (apt-get), 2. Python venv .venv with the worker's packages (pip),
 #   3. CMake build of build/kforge.
 # Options: --no-apt (skip step 1), --python PATH (interpreter to build .venv from),
-#          --build-dir DIR (default build), --no-tests (build without unit tests).
+#          --build-dir DIR (default build), --no-tests (build without unit tests),
+#          --no-ray (skip Ray, which only `kforge bench --executor ray` needs: worker/requirements-ray.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt=1; python=python3; build_dir=build; tests=ON
+apt=1; python=python3; build_dir=build; tests=ON; ray=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-apt) apt=0 ;;
     --python) python="$2"; shift ;;
     --build-dir) build_dir="$2"; shift ;;
     --no-tests) tests=OFF ;;
+    --no-ray) ray=0 ;;
     *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -27,6 +29,8 @@ debs=(build-essential cmake pkg-config ninja-build
       nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libcurl4-openssl-dev
       libcpp-httplib-dev libgtest-dev libgmock-dev libkainjow-mustache-dev libtomlplusplus-dev
       pocl-opencl-icd ocl-icd-opencl-dev bubblewrap
+      mesa-vulkan-drivers libvulkan1   # wgpu target: Vulkan on the CPU (lavapipe)
+      hipcc                            # hip target: AMD code objects, built compile-only (~37 MB, ~40 s)
       libjs-chart.js chromium)
 if [ "$apt" = 1 ]; then
   missing=()
@@ -44,16 +48,17 @@ if [ "$apt" = 1 ]; then
 fi
 
 # --- 2. Python environment for the worker ---------------------------------------------------
-req=worker/requirements.txt
+reqs=(worker/requirements.txt)
+[ "$ray" = 1 ] && reqs+=(worker/requirements-ray.txt)
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv from $python"
   "$python" -m venv .venv
 fi
 stamp=.venv/.kforge-requirements.sha256
-want=$(sha256sum "$req" | cut -d' ' -f1)
+want=$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  log "installing Python packages from $req (PyTorch is large: a few minutes on a fresh machine)"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r "$req"
+  log "installing Python packages from ${reqs[*]} (PyTorch is large: a few minutes on a fresh machine)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${reqs[@]/#/-r}"
   echo "$want" > "$stamp"
 else
   log "Python packages: up to date"

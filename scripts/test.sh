@@ -20,7 +20,8 @@ PYTHONPATH=worker .venv/bin/python -m kforge_worker peaks --device cpu --cache "
   --threads "$(nproc)" || status=1
 
 echo "== Python: worker unit tests and end-to-end tests (pytest)"
-.venv/bin/python -m pytest -q -rs -n "$jobs" -p no:cacheprovider --durations=15 \
+# --dist loadgroup: the tests of one xdist_group (the Ray cluster's) share a worker.
+.venv/bin/python -m pytest -q -rs -n "$jobs" --dist loadgroup -p no:cacheprovider --durations=15 \
   worker/tests tests || status=1
 
 echo "== all tests finished in $(( $(date +%s) - start )) s, status $status"

@@ -64,5 +64,13 @@ TEST(Feedback, MissingFieldsDoNotThrow) {
   EXPECT_EQ(functional_feedback({{"status", "correct"}}), "");
 }
 
+TEST(Feedback, ACorrectSummaryGivesTheInterleavedEstimateWhenThereIsOne) {
+  nlohmann::json doc = {{"status", "correct"}, {"speedup_vs_eager", 1.34},
+                        {"speedup", {{"vs_eager", {{"point", 1.67}, {"ci_low", 1.24}, {"ci_high", 1.80}}}}}};
+  EXPECT_EQ(one_line_summary(doc), "correct, 1.67x [1.24, 1.80] vs eager");
+  doc.erase("speedup");
+  EXPECT_EQ(one_line_summary(doc), "correct, 1.34x vs eager");
+}
+
 }  // namespace
 }  // namespace kforge::agent

@@ -13,7 +13,8 @@ using json = nlohmann::json;
 
 json to_json(const BenchOptions& o) {
   return {{"mode", o.mode}, {"suite", o.suite},     {"candidates_dir", o.candidates_dir}, {"devices", o.devices},
-          {"jobs", o.jobs}, {"out_dir", o.out_dir}, {"run", loop::to_json(o.run)}};
+          {"jobs", o.jobs}, {"out_dir", o.out_dir}, {"executor", o.executor}, {"ray_address", o.ray_address},
+          {"run", loop::to_json(o.run)}};
 }
 
 BenchOptions options_from_json(const json& j) {
@@ -24,8 +25,16 @@ BenchOptions options_from_json(const json& j) {
   o.devices = j.value("devices", std::vector<std::string>{});
   o.jobs = j.value("jobs", 1);
   o.out_dir = j.value("out_dir", "");
+  o.executor = j.value("executor", "local");
+  o.ray_address = j.value("ray_address", "");
   o.run = loop::options_from_json(j.value("run", json::object()));
   return o;
+}
+
+std::string parse_executor(const std::string& name) {
+  if (name != "local" && name != "ray")
+    throw InputError(fmt::format("executor '{}': choose local (this host) or ray (a Ray cluster)", name));
+  return name;
 }
 
 std::vector<std::string> parse_device_list(const std::string& list) {

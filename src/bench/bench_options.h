@@ -18,6 +18,8 @@ struct BenchOptions {
   std::vector<std::string> devices;  // one measurement at a time on each
   int jobs = 0;                      // problems in progress at once (0: chosen from the devices)
   std::string out_dir;               // reports and the runs' outputs
+  std::string executor = "local";    // where evaluations run: local or ray (docs/bench.md#executors)
+  std::string ray_address;           // ray: a running cluster; empty: a local Ray instance per session
   // Target, model, budgets and evaluation settings shared by every problem; the seed is drawn
   // once per bench so every problem's evaluations are reproducible.
   loop::RunOptions run;
@@ -25,6 +27,9 @@ struct BenchOptions {
 
 nlohmann::json to_json(const BenchOptions& options);
 BenchOptions options_from_json(const nlohmann::json& json);
+
+// "local" or "ray"; throws InputError naming the choices otherwise.
+std::string parse_executor(const std::string& name);
 
 // "cuda:0,cuda:1" -> {"cuda:0", "cuda:1"}; throws InputError on an empty entry or a device that
 // is not cpu, cuda or cuda:N.

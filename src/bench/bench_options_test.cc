@@ -17,6 +17,8 @@ TEST(BenchOptions, RoundTripThroughJson) {
   o.run.target = "cuda";
   o.run.rounds = 3;
   o.run.seed = 42;
+  o.executor = "ray";
+  o.ray_address = "10.0.0.1:6379";
   BenchOptions back = options_from_json(to_json(o));
   EXPECT_EQ(back.mode, "llm");
   EXPECT_EQ(back.suite, "level1/");
@@ -26,6 +28,17 @@ TEST(BenchOptions, RoundTripThroughJson) {
   EXPECT_EQ(back.run.target, "cuda");
   EXPECT_EQ(back.run.rounds, 3);
   EXPECT_EQ(back.run.seed, 42u);
+  EXPECT_EQ(back.executor, "ray");
+  EXPECT_EQ(back.ray_address, "10.0.0.1:6379");
+  // Benches stored before executors existed ran locally.
+  EXPECT_EQ(options_from_json(nlohmann::json::object()).executor, "local");
+}
+
+TEST(BenchOptions, Executors) {
+  EXPECT_EQ(parse_executor("local"), "local");
+  EXPECT_EQ(parse_executor("ray"), "ray");
+  EXPECT_THROW(parse_executor("slurm"), InputError);
+  EXPECT_THROW(parse_executor(""), InputError);
 }
 
 TEST(BenchOptions, DeviceLists) {

@@ -1,7 +1,13 @@
 #include "bench/bench_report.h"
 
+#include <set>
+
+#include <fmt/format.h>
+
 #include "bench/bench_options.h"
+#include "report/cells.h"
 #include "report/metrics.h"
+#include "util/provenance.h"
 
 namespace kforge::bench {
 
@@ -28,6 +34,30 @@ json llm_metrics(const json& problems) {
           {"cost_usd_per_solved", solved ? json(cost / solved) : json()}};
 }
 
+json session_environment(const std::string& python) {
+  json env = provenance();
+  env["python"] = python;
+  env["python_version"] = python_version(python);
+  return env;
+}
+
+std::string terminal_summary(const json& doc) {
+  const json& m = doc.at("metrics");
+  std::string out = fmt::format("bench {}: {} of {} problems correct", doc.at("bench").value("id", 0),
+                                m.value("correct", 0), m.value("problems", 0));
+  if (m.value("unstable", 0) > 0) out += fmt::format(", {} with unstable timings", m.value("unstable", 0));
+  out += fmt::format("; wall {:.1f} s\n", m.value("wall_seconds", json()).is_number() ? m["wall_seconds"].get<double>() : 0.0);
+  for (const auto& c : report::baseline_columns()) {
+    if (!m["baselines_measured"].value(c.key, false)) continue;
+    out += fmt::format("  {:<42} geomean {} (all problems, failed = 1.0), per problem {}, fast_1 {}\n", c.title,
+                       report::format_speedup(m["geomean_speedup"][c.key]["all_problems"]),
+                       report::format_quartiles(m["speedup_quartiles"][c.key]),
+                       report::format_percent(m["fast_p"][c.key]["1"]));
+  }
+  if (auto w = report::unstable_warning(m); !w.empty()) out += "warning: " + w + "\n";
+  return out;
+}
+
 json build_bench_report(const Store& store, std::int64_t bench_id) {
   auto b = store.bench(bench_id);
   if (!b) return nullptr;
@@ -47,6 +77,7 @@ json build_bench_report(const Store& store, std::int64_t bench_id) {
                 {"updated_at", b->updated_at},
                 {"wall_seconds", summary.value("wall_seconds", json())},
                 {"out_dir", opt.out_dir}};
+  json env = summary.value("environment", json());
   if (b->mode == "llm") bench["llm"] = opt.run.llm;
   else bench["candidates_dir"] = opt.candidates_dir;
 
@@ -66,6 +97,13 @@ json build_bench_report(const Store& store, std::int64_t bench_id) {
     }
     problems.push_back(std::move(p));
   }
+  // The torch versions the problems were evaluated with, from their evaluations.
+  std::set<std::string> torch;
+  for (const auto& p : problems)
+    if (p.contains("torch") && p["torch"].is_string() && !p["torch"].get<std::string>().empty())
+      torch.insert(p["torch"].get<std::string>());
+  if (env.is_object()) env["torch"] = torch;
+  bench["environment"] = env;
   json metrics = report::compute_metrics(done);
   metrics["done"] = done.size();
   metrics["problems_in_suite"] = problems.size();

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <shared_mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,8 +12,6 @@
 
 #include "bench/outcome.h"
 #include "eval/eval_result.h"
-#include "eval/evaluator.h"
-#include "eval/worker_pool.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
 #include "util/environment.h"
@@ -74,7 +71,7 @@ class Runner {
   }
 
   void work(const std::string& device) {
-    while (!cancelled() && !environment_failed()) {
+    while (!cancelled() && !lost_ && !environment_failed()) {
       std::size_t k = next_.fetch_add(1);
       if (k >= todo_.size()) return;
       StoredBenchProblem row = rows_[todo_[k]];
@@ -82,13 +79,17 @@ class Runner {
       bool done = true;
       try {
         done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
+      } catch (const ExecutorLost& e) {
+        // Not the candidate's failure: the problem stays unfinished for `--resume`.
+        if (!lost_.exchange(true)) ctx_.progress->event(fmt::format("stopping: {}", e.what()));
+        return;
       } catch (const std::exception& e) {
         // One problem's failure (an unreadable candidate, a store error) must not end the bench.
         row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
                        {"speedup_by_round", json::array()}};
       }
       // The problem has no more evaluations in this bench: its kept reference only holds memory.
-      if (ctx_.options.mode != "llm") workers_.release_references(row.problem);
+      if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
       if (!done) continue;
       if (row.outcome.value("status", "") == status::kEnvironmentError) {
         // Every other problem would fail the same way. Left undone: `--resume` on a fixed machine does it.
@@ -99,20 +100,25 @@ class Runner {
       row.status = "done";
       ctx_.store->update_bench_problem(ctx_.bench_id, row);
       ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});
-      ctx_.progress->finished(row.name, row.outcome.value("correct", false), short_summary(row.outcome));
+      std::string summary = short_summary(row.outcome);
+      if (row.outcome.contains("node")) summary += fmt::format(" [{}]", row.outcome["node"].get<std::string>());
+      ctx_.progress->finished(row.name, row.outcome.value("correct", false), summary);
     }
   }
 
   // --- candidates mode --------------------------------------------------------------------------
 
-  EvalResult evaluate_on(const StoredBenchProblem& row, const std::string& device, bool timing, const char* tag) {
+  // `alone`: a CPU timing that must have the device to itself (the executor sees to it).
+  EvalResult evaluate_on(StoredBenchProblem& row, const std::string& device, bool timing, bool alone, const char* tag) {
     EvalOptions e = ctx_.eval_base;
     e.problem = row.problem;
     e.candidate = row.candidate;
     e.device = device;
     e.timing = timing;
     e.log_dir = ctx_.log_dir / fmt::format("{}-{}", row.name, tag);
-    return evaluate(e, nullptr, nullptr, &workers_);
+    ExecutedEval done = ctx_.executor->evaluate(e, alone);
+    if (done.node != "local") row.outcome["node"] = done.node;  // where the last evaluation ran
+    return std::move(done.result);
   }
 
   // Returns true when the problem is done (its outcome set in `row`).
@@ -133,8 +139,7 @@ class Runner {
         if (stored) doc = stored->result;
       }
       if (doc.is_null()) {
-        std::shared_lock shared(cpu_timing_);
-        doc = evaluate_on(row, device, false, "check").doc;
+        doc = evaluate_on(row, device, false, false, "check").doc;
         if (doc.value("status", "") == status::kEnvironmentError) {  // not kept for --resume to reuse
           row.outcome = outcome_from_evaluation(doc, 0);
           return true;
@@ -144,16 +149,17 @@ class Runner {
       }
       id = row.check_evaluation_id;
       if (doc.value("correct", false)) {
-        std::unique_lock alone(cpu_timing_);
-        doc = evaluate_on(row, device, true, "time").doc;
+        doc = evaluate_on(row, device, true, true, "time").doc;
         id = ctx_.store->add_evaluation(doc, source);
       }
     } else {
-      doc = evaluate_on(row, device, ctx_.eval_base.timing, "eval").doc;
+      doc = evaluate_on(row, device, ctx_.eval_base.timing, false, "eval").doc;
       id = ctx_.store->add_evaluation(doc, source);
     }
     row.evaluation_id = id;
+    json node = row.outcome.is_object() ? row.outcome.value("node", json()) : json();
     row.outcome = outcome_from_evaluation(doc, id);
+    if (node.is_string()) row.outcome["node"] = node;
     row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
     return true;
   }
@@ -219,10 +225,9 @@ class Runner {
   std::vector<StoredBenchProblem> rows_;
   std::vector<std::size_t> todo_;
   std::atomic<std::size_t> next_{0};
-  std::shared_mutex cpu_timing_;  // shared: checks; exclusive: a CPU timing
+  std::atomic<bool> lost_{false};  // the executor can run nothing more
   std::mutex environment_mutex_;
   std::string environment_error_;  // set by the first problem this machine cannot evaluate
-  WorkerPool workers_;            // a problem's reference process serves its check and its timing
 };
 
 }  // namespace

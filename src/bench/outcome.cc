@@ -1,7 +1,12 @@
 #include "bench/outcome.h"
 
+#include <algorithm>
+#include <optional>
+
 #include <fmt/format.h>
 
+#include "eval/eval_result.h"
+#include "eval/timing_stats.h"
 #include "loop/speed_compare.h"
 
 namespace kforge::bench {
@@ -21,6 +26,17 @@ std::string first_line(const std::string& s) {
   return line.size() > 200 ? line.substr(0, 197) + "..." : line;
 }
 
+// The stability figures of an outcome from its timing spread: the largest relative IQR of the
+// functions timed, and whether it passes the unstable threshold.
+void add_stability(json& o, const json& spread) {
+  o["timing_spread"] = spread.is_object() ? spread : json::object();
+  std::optional<double> worst;
+  for (const auto& [_, s] : o["timing_spread"].items())
+    if (s.contains("iqr_rel") && s["iqr_rel"].is_number()) worst = std::max(worst.value_or(0.0), s["iqr_rel"].get<double>());
+  o["max_iqr_rel"] = worst ? json(*worst) : json();
+  o["unstable"] = worst && *worst > kUnstableIqrRel;
+}
+
 }  // namespace
 
 json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
@@ -33,9 +49,15 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
             {"speedup_vs_eager", correct ? doc.value("speedup_vs_eager", json()) : json()},
             {"speedup_vs_compile", correct ? doc.value("speedup_vs_compile", json()) : json()},
             {"sol_pct", nullptr},
+            {"speed_class", correct ? doc.value("speed_class", json()) : json()},
             {"evaluation_id", evaluation_id},
             {"message", ""}};
   if (auto f = loop::sol_fraction(doc); f && correct) o["sol_pct"] = 100.0 * *f;
+  // Library calls the target allows and the candidate kept (a GEMM before its own epilogue).
+  if (doc.contains("library_calls") && doc["library_calls"].is_object())
+    o["library_calls"] = doc["library_calls"].value("operators", json::array());
+  add_stability(o, timing_spread(doc));
+  if (doc.contains("env") && doc["env"].is_object()) o["torch"] = doc["env"].value("torch", "");
   o["speedup_by_round"] = json::array({o["speedup_vs_eager"]});
   if (doc.contains("error") && doc["error"].is_object()) {
     o["message"] = first_line(doc["error"].value("message", ""));
@@ -67,6 +89,8 @@ json outcome_from_run(const json& s) {
                                                                  : json()},
             {"message", correct ? fmt::format("best {}; stopped: {}", best.value("step", ""), s.value("stop_reason", ""))
                                 : first_line(s.value("verdict", ""))}};
+  add_stability(o, correct ? best.value("timing_spread", json::object()) : json::object());
+  if (correct && best.contains("torch")) o["torch"] = best["torch"];
   json by_round = json::array();
   for (const auto& r : s.value("best_by_round", json::array())) by_round.push_back(r.value("speedup_vs_eager", json()));
   o["speedup_by_round"] = by_round;
@@ -83,6 +107,7 @@ json missing_candidate_outcome(const std::string& expected_path) {
   return {{"status", "no_candidate"},        {"correct", false},          {"candidate_ms", nullptr},
           {"eager_ms", nullptr},             {"compile_ms", nullptr},     {"speedup_vs_eager", nullptr},
           {"speedup_vs_compile", nullptr},   {"sol_pct", nullptr},        {"speedup_by_round", json::array()},
+          {"timing_spread", json::object()}, {"max_iqr_rel", nullptr}, {"unstable", false},
           {"message", fmt::format("no candidate file {}", expected_path)}};
 }
 

@@ -3,7 +3,9 @@
 //   speedup_vs_compile (baseline median / candidate median), sol_pct (% of speed-of-light),
 //   speedup_by_round (best speedup vs eager after each round; null before the first correct
 //   candidate), message (why it failed), llm (calls, tokens, cost_usd; llm mode), and the
-//   evaluation_id or run_id it comes from. The metrics (src/report/metrics.h) read this.
+//   evaluation_id or run_id it comes from; timing_spread ({candidate, eager, compile}: p25_ms,
+//   p75_ms, iqr_rel), max_iqr_rel and unstable (max_iqr_rel > kUnstableIqrRel), and the torch
+//   version the evaluation ran with. The metrics (src/report/metrics.h) read this.
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,7 @@ TEST(Outcome, FromACorrectEvaluation) {
               {"timing", {{"candidate", {{"median_ms", 1.0}}}, {"eager", {{"median_ms", 2.0}}},
                           {"compile", {{"median_ms", 1.5}}}}},
               {"sol", {{"candidate_pct_of_sol", 40.0}}},
+              {"library_calls", {{"operators", {"matmul"}}}},
               {"checks", {{{"name", "timing_crosscheck"}, {"verdict", "pass"}, {"message", "ok"}},
                           {{"name", "implausible_speedup"}, {"verdict", "warn"}, {"message", "30x re-measured"}}}}};
   json o = outcome_from_evaluation(doc, 7);
@@ -26,6 +27,7 @@ TEST(Outcome, FromACorrectEvaluation) {
   EXPECT_EQ(o["speedup_vs_compile"], 1.5);
   EXPECT_DOUBLE_EQ(o["sol_pct"].get<double>(), 40.0);
   EXPECT_EQ(o["evaluation_id"], 7);
+  EXPECT_EQ(o["library_calls"], json::array({"matmul"}));
   EXPECT_EQ(o["speedup_by_round"], json::array({2.0}));
   EXPECT_EQ(o["message"], "warning implausible_speedup: 30x re-measured");
 }
@@ -66,6 +68,30 @@ TEST(Outcome, ARunWithoutACorrectCandidateFails) {
   EXPECT_EQ(o["status"], "no_correct_candidate");
   EXPECT_EQ(o["correct"], false);
   EXPECT_EQ(outcome_from_run({{"status", "failed"}, {"best", nullptr}})["status"], "run_failed");
+}
+
+TEST(Outcome, CarriesTheTimingSpreadAndMarksAnUnstableTiming) {
+  json doc = {{"status", "correct"},
+              {"correct", true},
+              {"speedup_vs_eager", 2.0},
+              {"env", {{"torch", "2.11.0"}}},
+              {"timing", {{"candidate", {{"median_ms", 1.0}, {"p25_ms", 0.9}, {"p75_ms", 1.1}, {"iqr_rel", 0.2}}},
+                          {"eager", {{"median_ms", 2.0}, {"p25_ms", 1.95}, {"p75_ms", 2.05}, {"iqr_rel", 0.05}}}}}};
+  json o = outcome_from_evaluation(doc, 3);
+  EXPECT_EQ(o["timing_spread"]["candidate"]["p25_ms"], 0.9);
+  EXPECT_EQ(o["timing_spread"]["eager"]["p75_ms"], 2.05);
+  EXPECT_FALSE(o["timing_spread"].contains("compile"));
+  EXPECT_EQ(o["max_iqr_rel"], 0.2);
+  EXPECT_EQ(o["unstable"], true);  // 20% > 15%
+  EXPECT_EQ(o["torch"], "2.11.0");
+  doc["timing"]["candidate"]["iqr_rel"] = 0.1;
+  EXPECT_EQ(outcome_from_evaluation(doc, 3)["unstable"], false);
+  // From a run: the accepted candidate's spread, as the loop records it.
+  json run = {{"status", "finished"},
+              {"best", {{"step", "r0.s0.a0"}, {"speedup_vs_eager", 2.0},
+                        {"timing_spread", {{"candidate", {{"p25_ms", 1.0}, {"p75_ms", 1.5}, {"iqr_rel", 0.4}}}}}}}};
+  EXPECT_EQ(outcome_from_run(run)["unstable"], true);
+  EXPECT_TRUE(outcome_from_run({{"status", "finished"}, {"best", nullptr}})["max_iqr_rel"].is_null());
 }
 
 TEST(Outcome, AMissingCandidateIsAFailure) {

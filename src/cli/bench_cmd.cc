@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +15,8 @@
 #include "bench/bench_options.h"
 #include "bench/bench_report.h"
 #include "bench/bench_runner.h"
+#include "bench/local_executor.h"
+#include "bench/ray_executor.h"
 #include "bench/suite.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
@@ -28,6 +32,7 @@
 #include "llm/cancel.h"
 #include "store/store.h"
 #include "target/target.h"
+#include "util/environment.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -44,13 +49,28 @@ struct BenchArgs {
   bench::BenchOptions options;
   EvalFlags flags;
   std::string device_list, db;
+  std::string executor, ray_address;  // empty: kforge.toml's [bench], else local
   std::optional<double> temperature;
   std::string resume;  // N or bench-N
   ResultOutput out;
 };
 
+// Where evaluations run: --executor/--ray-address, else kforge.toml's [bench] executor/ray_address,
+// else the stored choice (a resumed bench), else local.
+void choose_executor(const BenchArgs& a, const Config& config, bench::BenchOptions& o) {
+  if (!a.executor.empty()) o.executor = a.executor;
+  else if (auto e = config.get_string("bench.executor"); e && o.executor == "local") o.executor = *e;
+  o.executor = bench::parse_executor(o.executor);
+  if (!a.ray_address.empty()) o.ray_address = a.ray_address;
+  else if (auto r = config.get_string("bench.ray_address"); r && o.ray_address.empty()) o.ray_address = *r;
+  if (o.executor != "ray") return;
+  if (o.mode == "llm")
+    throw InputError("--executor ray runs --candidates benches; a --llm bench evaluates on this host (--executor local)");
+  if (!o.run.sandbox) throw InputError("--executor ray evaluates only inside the candidate sandbox: drop --no-sandbox");
+}
+
 // A new bench: the suite, its candidates and the settings, all stored before anything runs.
-std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, Store& store) {
+std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Config& config, Store& store) {
   bench::BenchOptions& o = a.options;
   const bool llm_mode = !o.run.llm.empty();
   if (llm_mode == !o.candidates_dir.empty())
@@ -66,8 +86,11 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, Store& s
       throw InputError(fmt::format("--candidates: not a directory: {}", o.candidates_dir));
     o.candidates_dir = fs::absolute(o.candidates_dir).lexically_normal().string();
   }
+  choose_executor(a, config, o);
+  if (o.executor == "ray" && !a.device_list.empty())
+    throw InputError("--device picks this host's devices; with --executor ray, Ray places each evaluation");
   o.devices = a.device_list.empty() ? std::vector<std::string>{target.device} : bench::parse_device_list(a.device_list);
-  if (o.jobs <= 0) {
+  if (o.jobs <= 0 && o.executor == "local") {  // ray: from the cluster's devices, each session
     // On a GPU one problem can build while another is timed; the CPU times best with nothing else running.
     unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     o.jobs = o.devices == std::vector<std::string>{"cpu"} ? 1 : static_cast<int>(std::min<std::size_t>(cpus, 2 * o.devices.size()));
@@ -114,10 +137,14 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
     store.set_bench_status(id, "running");
   } else {
     if (a.options.suite.empty()) throw InputError("give a SUITE (directory, list file or glob), or --resume BENCH");
-    id = create_bench(a, registry, store);
+    id = create_bench(a, registry, config, store);
   }
   bench::BenchOptions opt = bench::options_from_json(store.bench(id)->options);
   if (resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript
+  if (resume > 0 && (!a.executor.empty() || !a.ray_address.empty())) {  // e.g. resumed on a cluster
+    choose_executor(a, config, opt);
+    store.set_bench_options(id, bench::to_json(opt));
+  }
 
   bench::BenchContext ctx;
   ctx.bench_id = id;
@@ -131,9 +158,36 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   ctx.prior_wall_seconds = prior_wall;
   EvalOptions& e = ctx.eval_base;
   e.target = registry.get(opt.run.target);
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (opt.run.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) e.target.allowed_torch_calls.clear();
   apply_run_options(opt.run, e);
   e.python = resolve_python(opt.run.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
+
+  std::unique_ptr<bench::Executor> executor;
+  std::string where = fmt::format("{}", fmt::join(opt.devices, ","));
+  if (opt.executor == "ray") {
+    bench::RayExecutorOptions r;
+    r.address = opt.ray_address;
+    r.python = e.python;
+    r.kforge_exe = ctx.kforge_exe;
+    r.device_kind = e.target.device;
+    r.log_file = ctx.log_dir / "ray-bridge.log";
+    r.local_cpus = available_cpus();
+    auto ray = std::make_unique<bench::RayExecutor>(r);
+    // One evaluation checked while another is timed on each device, as on a local GPU.
+    if (opt.jobs <= 0) opt.jobs = std::max(1, static_cast<int>(std::ceil(2 * ray->device_units())));
+    where = fmt::format("Ray cluster {} ({} node{}, {} {} unit{})", opt.ray_address.empty() ? "started here" : ray->address(),
+                        ray->nodes(), ray->nodes() == 1 ? "" : "s", ray->device_units(),
+                        e.target.device == "cpu" ? "kforge_cpu" : "GPU", ray->device_units() == 1 ? "" : "s");
+    executor = std::move(ray);
+  } else {
+    executor = std::make_unique<bench::LocalExecutor>();
+  }
+  ctx.options.jobs = opt.jobs;
+  ctx.executor = executor.get();
 
   auto rows = store.bench_problems(id);
   int done = 0, failed = 0;
@@ -148,11 +202,12 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   if (opt.mode == "llm" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
     progress.event("note: with --jobs > 1 on the CPU, the runs' timings disturb each other; use --jobs 1 for figures to compare");
   progress.event(fmt::format("bench {}{}: {} problems ({} done) on {} with {}, {} at a time (resume with `kforge bench --resume {}`)",
-                             id, resume > 0 ? " resumed" : "", rows.size(), done, fmt::join(opt.devices, ","),
+                             id, resume > 0 ? " resumed" : "", rows.size(), done, where,
                              opt.mode == "llm" ? opt.run.llm : "candidates from " + opt.candidates_dir, opt.jobs, id));
   bench::BenchOutcome outcome = bench::run_bench(ctx);
   progress.finish();
-  store.set_bench_status(id, outcome.status, {{"wall_seconds", outcome.wall_seconds}});
+  store.set_bench_status(id, outcome.status,
+                         {{"wall_seconds", outcome.wall_seconds}, {"environment", bench::session_environment(e.python)}});
 
   json doc = bench::build_bench_report(store, id);
   auto written = write_bench_reports(doc, opt.out_dir);
@@ -167,15 +222,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
                id, outcome.done, outcome.total, id);
     return kExitFailed;
   }
-  const json& m = doc["metrics"];
   std::FILE* text = a.out.text();
-  fmt::print(text, "bench {}: {} of {} problems correct; fast_1 vs eager {:.0f}%; geomean speedup vs eager {} (all "
-             "problems, failed = 1.0); wall {:.1f} s\n",
-             id, m.value("correct", 0), m.value("problems", 0), 100 * m["fast_p"]["eager"].value("1", 0.0),
-             m["geomean_speedup"]["eager"]["all_problems"].is_number()
-                 ? fmt::format("{:.2f}x", m["geomean_speedup"]["eager"]["all_problems"].get<double>())
-                 : "-",
-             outcome.wall_seconds);
+  fmt::print(text, "{}", bench::terminal_summary(doc));
   for (const auto& w : written) fmt::print(text, "report: {}\n", w);
   return kExitOk;
 }
@@ -193,6 +241,10 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--jobs", a->options.jobs, "Problems in progress at once (0: 1 on the CPU, 2 per GPU)")
       ->check(CLI::Range(0, 256))->capture_default_str();
   cmd->add_option("--device", a->device_list, "Devices, comma-separated (cuda:0,cuda:1); default: the target's");
+  cmd->add_option("--executor", a->executor, "Where evaluations run: local (this host) or ray (a Ray cluster); default: "
+                  "kforge.toml's [bench] executor, else local")->check(CLI::IsMember({"local", "ray"}));
+  cmd->add_option("--ray-address", a->ray_address, "With --executor ray: a running Ray cluster (default: start a "
+                  "local Ray instance for this bench and stop it after)");
   cmd->add_option("--resume", a->resume, "Continue bench BENCH (N or bench-N) from the store, with its stored settings");
   cmd->add_option("-o,--out", a->options.out_dir, "Output directory (default ./kforge-out/bench-N)");
   cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
@@ -211,7 +263,7 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   add_json_option(cmd, a->out, "the bench report (as report.json)");
   cmd->callback([a, cmd, &global, exit_code] {
     // A resumed bench keeps the settings it was started with (its output folder included).
-    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "db", "json"}, "bench");
+    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "db", "json", "executor", "ray-address"}, "bench");
     *exit_code = run_bench_command(*a, global);
   });
 }

@@ -9,8 +9,6 @@
 
 namespace kforge {
 
-inline constexpr const char* kVersion = "kforge 0.1.0";
-
 void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_llm_command(CLI::App& app, GlobalOptions& global, int* exit_code);
@@ -18,6 +16,7 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_report_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_eval_request_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_doctor_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 
 // The whole command line: global options and every subcommand (the hidden `completion` and `man` too).

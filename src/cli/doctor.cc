@@ -7,7 +7,8 @@
 #include <fmt/format.h>
 
 #include "profile/ncu_runner.h"
-#include "target/machine_probe.h"
+#include "cli/interpreter_probe.h"
+#include "target/readiness.h"
 #include "target/target.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
@@ -58,9 +59,8 @@ DoctorCheck store_check(const std::string& store) {
           "make that folder writable, or pick another store with --db or store.path in kforge.toml"};
 }
 
-std::vector<DoctorCheck> interpreter_checks(const std::string& python, const MachineProbe& probe) {
+std::vector<DoctorCheck> interpreter_checks(const std::string& python, const json& d) {
   std::vector<DoctorCheck> out;
-  const json& d = probe.details;
   if (d.contains("interpreter_error")) {
     out.push_back({"interpreter", CheckLevel::kFail, d["interpreter_error"].get<std::string>(),
                    "run scripts/setup.sh (it makes .venv with torch), or point --python or worker.python in "
@@ -82,7 +82,7 @@ std::vector<DoctorCheck> interpreter_checks(const std::string& python, const Mac
   return out;
 }
 
-std::vector<DoctorCheck> tool_checks(const MachineProbe& probe) {
+std::vector<DoctorCheck> tool_checks(const json& interpreter) {
   std::vector<DoctorCheck> out;
   const char* cxx_env = std::getenv("CXX");
   const std::string cxx = cxx_env && *cxx_env ? std::string(cxx_env).substr(0, std::string(cxx_env).find(' ')) : "g++";
@@ -92,7 +92,7 @@ std::vector<DoctorCheck> tool_checks(const MachineProbe& probe) {
   else
     out.push_back({"C++ compiler", CheckLevel::kOk, fmt::format("{} ({})", cxx_path, version_line(cxx_path)), ""});
 
-  const auto gpus = probe.details.value("gpus", json::array());
+  const auto gpus = interpreter.value("gpus", json::array());
   const std::string smi = find_on_path("nvidia-smi");
   std::string driver;
   if (!smi.empty()) {
@@ -142,7 +142,7 @@ json DoctorReport::to_json() const {
     j["checks"].push_back({{"name", c.name}, {"level", level_name(c.level)}, {"detail", c.detail}, {"fix", c.fix}});
   for (const auto& t : targets)
     j["targets"].push_back({{"name", t.name}, {"device", t.device},
-                            {"readiness", readiness_name(t.readiness.level)}, {"problems", t.readiness.problems}});
+                            {"readiness", readiness_label(t.readiness.state)}, {"reason", t.readiness.reason}});
   return j;
 }
 
@@ -155,10 +155,8 @@ std::string DoctorReport::text() const {
   out += "\ntargets:\n";
   std::vector<std::string> runnable;
   for (const auto& t : targets) {
-    out += fmt::format("  {:<10} {:<15} {}\n", t.name, readiness_name(t.readiness.level),
-                       t.readiness.problems.empty() ? "" : t.readiness.problems[0]);
-    for (std::size_t i = 1; i < t.readiness.problems.size(); ++i) out += fmt::format("  {:<26} {}\n", "", t.readiness.problems[i]);
-    if (t.readiness.level == Readiness::kRunnable) runnable.push_back(t.name);
+    out += fmt::format("  {:<10} {:<15} {}\n", t.name, readiness_label(t.readiness.state), t.readiness.reason);
+    if (t.readiness.state == ReadinessState::kRunnable) runnable.push_back(t.name);
   }
   out += ready() ? fmt::format("\nkforge is ready; runnable here: {}\n", runnable.empty() ? "none" : fmt::format("{}", fmt::join(runnable, ", ")))
                  : "\nkforge is not ready: fix the FAIL lines above\n";
@@ -174,23 +172,13 @@ DoctorReport run_doctor(const DoctorInputs& in) {
   } catch (const std::exception& e) {
     report.checks.push_back({"targets", CheckLevel::kFail, e.what(), "fix or remove the target folder named above"});
   }
-  std::vector<std::pair<Target, ReadinessNeeds>> needs;
-  std::vector<std::string> modules, tools;
-  for (const auto& t : targets) {
-    try {
-      needs.emplace_back(t, readiness_needs(t));
-    } catch (const std::exception& e) {
-      report.checks.push_back({"target " + t.name, CheckLevel::kWarn, e.what(), "fix its [readiness] table"});
-      continue;
-    }
-    modules.insert(modules.end(), needs.back().second.python_modules.begin(), needs.back().second.python_modules.end());
-    tools.insert(tools.end(), needs.back().second.tools.begin(), needs.back().second.tools.end());
-  }
-  MachineProbe probe = probe_machine(in.python, modules, tools);
-  for (auto& c : interpreter_checks(in.python, probe)) report.checks.push_back(std::move(c));
-  for (auto& c : tool_checks(probe)) report.checks.push_back(std::move(c));
+  const json interpreter = probe_interpreter(in.python);
+  for (auto& c : interpreter_checks(in.python, interpreter)) report.checks.push_back(std::move(c));
+  for (auto& c : tool_checks(interpreter)) report.checks.push_back(std::move(c));
   report.checks.push_back(store_check(in.store));
-  for (const auto& [t, n] : needs) report.targets.push_back({t.name, t.device, target_readiness(t, n, probe.facts)});
+  // Each target's [requires] table against this machine, as `kforge targets` shows it.
+  const MachineProbe machine = this_machine(in.python, targets);
+  for (const auto& t : targets) report.targets.push_back({t.name, t.device, assess_readiness(t, machine)});
   return report;
 }
 

@@ -23,7 +23,7 @@ struct DoctorCheck {
 
 struct DoctorTarget {
   std::string name, device;
-  TargetReadiness readiness;
+  Readiness readiness;
 };
 
 struct DoctorReport {

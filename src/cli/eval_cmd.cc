@@ -63,12 +63,17 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     if (!fs::is_regular_file(c)) throw InputError(fmt::format("candidate file not found: {}", c));
   opt.target = registry.get(a.flags.target);
   opt.device = a.flags.device.empty() ? opt.target.device : a.flags.device;
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (a.flags.kernels_only || config.table.at_path("checks.kernels_only").value_or(false))
+    opt.target.allowed_torch_calls.clear();
   apply_eval_flags(a.flags, opt);
   opt.compile_only = a.compile_only;
   opt.sol_slack = a.sol_slack;
   opt.speedup_warn_factor = a.speedup_warn;
   opt.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) opt.config_path = config.path;
+  opt.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  opt.sandbox_uid = sandbox_config(config).uid;
   const std::string log_base = fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   fs::path db = store_path(a.db, config);
   Store store(db);
@@ -84,6 +89,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     opt.log_dir = state_dir() / "logs" / (n > 1 ? fmt::format("{}-{}", log_base, i + 1) : log_base);
     if (n > 1) progress.label = fmt::format("eval {}/{}", i + 1, n);
     EvalResult result = evaluate(opt, print_progress, &progress, &pool);
+    add_provenance(result.doc);
     if (progress.tty) fmt::print(stderr, "\r\033[K");
     std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
     result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};

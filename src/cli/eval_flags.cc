@@ -61,6 +61,9 @@ void add_eval_flags(CLI::App* cmd, EvalFlags& f, EvalCommand c) {
   if (one_of(c, {kEval, kBench}))
     cmd->add_flag("--no-timing", f.no_timing,
                   c == kBench ? "Check correctness only (with --candidates)" : "Check correctness only");
+  if (c != kProfile)
+    cmd->add_flag("--kernels-only", f.kernels_only,
+                  "Allow no PyTorch library calls (the target's allowed_torch_calls) in the candidate's forward");
   cmd->add_flag("--no-sandbox", f.no_sandbox, "Do not use bubblewrap (process-group isolation only)");
   cmd->add_option("--python", f.python, "Python interpreter whose torch the worker uses");
 }
@@ -95,6 +98,7 @@ void apply_eval_flags(const EvalFlags& f, loop::RunOptions& o) {
   o.compile_baseline = !f.no_compile_baseline;
   o.timing = !f.no_timing;
   o.sandbox = !f.no_sandbox;
+  o.kernels_only = f.kernels_only;
   std::random_device rd;
   o.seed = f.seed ? *f.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
 }

@@ -33,6 +33,7 @@ struct EvalFlags {
   bool no_compile_baseline = false;
   bool no_timing = false;
   bool no_sandbox = false;
+  bool kernels_only = false;  // eval, run, bench: the target's allowed_torch_calls are dropped
 };
 
 // Adds the flags that apply to `command` to `cmd`.

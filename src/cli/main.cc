@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/suggest.h"
 #include "util/errors.h"
+#include "util/provenance.h"
 #include "util/subprocess.h"
 
 namespace {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   int exit_code = kExitOk;
   build_cli(app, global, &exit_code);
+  set_command_line(argc, argv);  // recorded in every JSON output
 
   const char* word = first_word(argc, argv);
   if (word && app.get_subcommands([word](const CLI::App* s) { return s->get_name() == word; }).empty()) {

@@ -11,6 +11,7 @@
 #include "cli/logging.h"
 #include "cli/result_output.h"
 #include "config/config.h"
+#include "eval/eval_result.h"
 #include "eval/worker_launch.h"
 #include "profile/profiler.h"
 #include "target/target.h"
@@ -51,6 +52,8 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   apply_eval_flags(a.flags, e);
   e.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
   const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   e.log_dir = state_dir() / "logs" / ("profile-" + stamp);
   opt.reps = a.flags.reps;
@@ -65,6 +68,8 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   bool tty = isatty(STDERR_FILENO) && !global.quiet;
   nlohmann::json doc = profile::run_profile(opt, global.quiet ? nullptr : print_progress, &tty);
   if (tty) fmt::print(stderr, "\r\033[K");
+  doc["env"]["python"] = e.python;
+  add_provenance(doc);
   a.out.write_json(doc);
   if (doc.contains("error")) {
     fmt::print(stderr, "kforge: profile failed: {} (logs: {})\n", doc["error"].get<std::string>(), e.log_dir.string());

@@ -61,8 +61,10 @@ json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptio
   if (best) {
     std::string header = fmt::format(
         "kforge run {}: best candidate for {} on the {} target ({}).\n{}\n"
-        "Drop-in replacement for the reference: construct ModelNew (also bound to Model) with the same arguments.",
-        run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary));
+        "Drop-in replacement for the reference: construct ModelNew (also bound to Model) with the same arguments.\n"
+        "kforge target: {}",
+        run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary),
+        opt.target);
     std::string standalone = loop::make_standalone(best->source, data_dir() / "worker" / "kforge_worker", header);
     std::ofstream(out / "best.py") << standalone;
     summary["best_file"] = (out / "best.py").string();
@@ -134,11 +136,15 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.target = registry.get(opt.target);
   EvalOptions& e = ctx.eval_base;
   e.problem = opt.problem;
+  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
+  if (opt.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) ctx.target.allowed_torch_calls.clear();
   e.target = ctx.target;
   e.device = opt.device.empty() ? ctx.target.device : opt.device;
   apply_run_options(opt, e);
   e.python = resolve_python(opt.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
+  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  e.sandbox_uid = sandbox_config(config).uid;
   ctx.work_dir = state_dir() / "runs" / std::to_string(run_id);
   loop::Progress progress(isatty(STDERR_FILENO) && !global.quiet);
   ctx.progress = &progress;

@@ -95,6 +95,7 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     run.correctness.max_abs_error = std::max(run.correctness.max_abs_error, c.max_abs_error);
     run.correctness.max_rel_error = std::max(run.correctness.max_rel_error, c.max_rel_error);
     if (main_shape && t == 0) run.correctness.detail["tolerances"] = c.tolerances;
+    if (main_shape && t == 0 && c.library_calls) run.doc["library_calls"] = {{"operators", *c.library_calls}};
     if (making && made.kind != WorkerReply::kOk) {
       run.fail_from_reference(made, fmt::format("running trial {}", t + 1));
       return false;
@@ -125,12 +126,14 @@ void finish_checks(EvalRun& run) {
   if (run.correctness.trials_run == 0) return;
   for (const char* name : {"file_io", "network", "concurrency", "introspection", "monkey_patching", "output_type",
                            "deferred_output", "output_aliasing", "torch_delegation", "input_independent", "precision",
-                           "input_mutation"})
+                           "precision_flags", "input_mutation"})
     merge_check(run.doc["checks"], {{"name", name}, {"verdict", "pass"}, {"message", "not observed at run time"}});
   if (run.opt.timing && run.doc.contains("timing") && run.doc["timing"].contains("candidate"))
     merge_check(run.doc["checks"],
-                {{"name", "timing_outputs"}, {"verdict", "pass"},
-                 {"message", fmt::format("outputs of timed calls correct across {} rotating input sets", run.timing_sets)}});
+                {{"name", "timed_output"}, {"verdict", "pass"},
+                 {"message", fmt::format("{} timed repetitions picked at random after their block, correct across {} "
+                                         "input sets swapped before every repetition",
+                                         run.timed_reps_checked, run.timing_sets)}});
 }
 
 }  // namespace kforge

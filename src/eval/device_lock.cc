@@ -20,20 +20,22 @@ namespace kforge {
 
 namespace fs = std::filesystem;
 
-std::string device_lock_name(const std::string& device, const char* visible_devices) {
-  if (device.rfind("cuda", 0) != 0) return "";
+std::string device_lock_name(const std::string& device, const DeviceLockSpec& spec, const char* visible_devices) {
+  if (!spec.exclusive) return "";
+  const auto colon = device.find(':');
+  const std::string kind = device.substr(0, colon);
   int index = 0;
-  if (auto colon = device.find(':'); colon != std::string::npos) index = std::stoi(device.substr(colon + 1));
+  if (colon != std::string::npos) index = std::stoi(device.substr(colon + 1));
   std::string id = std::to_string(index);
   if (visible_devices && *visible_devices) {
-    // CUDA numbers the visible devices from 0; the lock must name the physical GPU.
+    // The runtime numbers the visible devices from 0; the lock must name the physical device.
     std::vector<std::string> entries;
     std::stringstream ss(visible_devices);
     for (std::string e; std::getline(ss, e, ',');) entries.push_back(e);
     if (index >= 0 && index < static_cast<int>(entries.size())) id = entries[static_cast<std::size_t>(index)];
   }
-  std::string name = "cuda-";
-  for (char c : id) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  std::string name;
+  for (char c : kind + "-" + id) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
   return name;
 }
 
@@ -44,9 +46,9 @@ struct Opened {
   fs::path path;
 };
 
-std::optional<Opened> open_lock(const std::string& device, const fs::path& lock_dir) {
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::string name = device_lock_name(device, visible);
+std::optional<Opened> open_lock(const std::string& device, const DeviceLockSpec& spec, const fs::path& lock_dir) {
+  const char* visible = spec.visible_devices_env.empty() ? nullptr : std::getenv(spec.visible_devices_env.c_str());
+  std::string name = device_lock_name(device, spec, visible);
   if (name.empty()) return std::nullopt;
   fs::create_directories(lock_dir);
   fs::path path = lock_dir / (name + ".lock");
@@ -64,8 +66,9 @@ void note_holder(int fd) {
 
 }  // namespace
 
-std::optional<DeviceLock> DeviceLock::try_acquire(const std::string& device, const fs::path& lock_dir) {
-  auto opened = open_lock(device, lock_dir);
+std::optional<DeviceLock> DeviceLock::try_acquire(const std::string& device, const DeviceLockSpec& spec,
+                                                  const fs::path& lock_dir) {
+  auto opened = open_lock(device, spec, lock_dir);
   if (!opened) return std::nullopt;
   if (::flock(opened->fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(opened->fd);
@@ -75,9 +78,10 @@ std::optional<DeviceLock> DeviceLock::try_acquire(const std::string& device, con
   return DeviceLock(opened->fd, opened->path, 0);
 }
 
-std::optional<DeviceLock> DeviceLock::acquire(const std::string& device, const fs::path& lock_dir,
+std::optional<DeviceLock> DeviceLock::acquire(const std::string& device, const DeviceLockSpec& spec,
+                                              const fs::path& lock_dir,
                                               const std::function<void(const fs::path&)>& on_wait) {
-  auto opened = open_lock(device, lock_dir);
+  auto opened = open_lock(device, spec, lock_dir);
   if (!opened) return std::nullopt;
   auto start = std::chrono::steady_clock::now();
   if (::flock(opened->fd, LOCK_EX | LOCK_NB) != 0) {

@@ -42,6 +42,8 @@ struct EvalOptions {
   double sol_slack = 3.0;                            // faster than SOL by this factor is suspicious
   double speedup_warn_factor = 20.0;                 // speedups beyond this are re-measured and warned about
   bool sandbox = true;                               // use bubblewrap where it works
+  double sandbox_tmp_gb = 2.0;                       // [sandbox] tmp_gb: the candidate's private tmpfs, GiB
+  std::optional<unsigned> sandbox_uid;               // [sandbox] uid: the candidate's host uid when kforge is root
   std::filesystem::path log_dir;                     // full logs of this evaluation
   std::optional<std::filesystem::path> config_path;  // hidden from the candidate
   std::map<std::string, std::string> worker_env;     // extra variables for both workers (set by kforge itself)

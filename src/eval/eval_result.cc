@@ -1,8 +1,13 @@
 #include "eval/eval_result.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "eval/eval_view.h"
+#include "eval/timing_stats.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -14,11 +19,44 @@ int EvalResult::exit_code() const {
   return 1;
 }
 
+void add_provenance(nlohmann::json& doc) {
+  nlohmann::json& env = doc["env"];
+  env.update(provenance());
+  if (env.contains("python") && env["python"].is_string())
+    env["python_version"] = python_version(env["python"].get<std::string>());
+}
+
+std::optional<double> max_iqr_rel(const nlohmann::json& doc) {
+  const auto t = doc.value("timing", nlohmann::json::object());
+  std::optional<double> worst;
+  for (const char* which : {"candidate", "eager", "compile"})
+    if (t.contains(which) && t[which].is_object() && t[which].contains("iqr_rel"))
+      worst = std::max(worst.value_or(0.0), t[which]["iqr_rel"].get<double>());
+  return worst;
+}
+
+nlohmann::json timing_spread(const nlohmann::json& doc) {
+  const auto t = doc.value("timing", nlohmann::json::object());
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* which : {"candidate", "eager", "compile"})
+    if (t.contains(which) && t[which].is_object() && t[which].contains("p25_ms"))
+      out[which] = {{"p25_ms", t[which]["p25_ms"]}, {"p75_ms", t[which]["p75_ms"]}, {"iqr_rel", t[which].value("iqr_rel", 0.0)}};
+  return out;
+}
+
 namespace {
+
 std::string ms(const std::optional<TimingStats>& stats) {
   if (!stats) return "n/a";
-  return fmt::format("{:.4g} ms (IQR {:.1f}%, {} reps)", stats->median_ms, 100.0 * stats->iqr_rel(), stats->reps);
+  const double iqr = stats->iqr_rel();
+  return fmt::format("{:.4g} ms (p25-p75 {:.4g}-{:.4g} ms, IQR {:.1f}% of the median{}, {} reps)", stats->median_ms,
+                     stats->p25_ms, stats->p75_ms, 100.0 * iqr, iqr > kUnstableIqrRel ? ", unstable" : "",
+                     stats->reps);
 }
+
+// "1.23x" or "-".
+std::string times(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "-"; }
+
 }  // namespace
 
 std::string summarize(const EvalResult& r) {
@@ -46,10 +84,23 @@ std::string summarize(const EvalResult& r) {
     if (t.eager) out += fmt::format("eager:     {}\n", ms(t.eager));
     if (t.compile) out += fmt::format("compile:   {}\n", ms(t.compile));
     if (t.compile_error) out += fmt::format("compile baseline unavailable: {}\n", t.compile_error->substr(0, 200));
-    if (v.speedup_vs_eager) out += fmt::format("speedup vs eager: {:.2f}x", *v.speedup_vs_eager);
-    if (v.speedup_vs_compile) out += fmt::format("   speedup vs torch.compile: {:.2f}x", *v.speedup_vs_compile);
+    // The faster of the two baselines leads: beating eager alone is not beating PyTorch.
+    if (v.speedup_vs_eager || v.speedup_vs_compile) {
+      const bool compile_wins =
+          v.speedup_vs_compile && (!v.speedup_vs_eager || *v.speedup_vs_compile < *v.speedup_vs_eager);
+      out += fmt::format("speedup vs the faster baseline ({}): {}   vs eager: {}   vs torch.compile: {}",
+                         compile_wins ? "torch.compile" : "eager",
+                         times(compile_wins ? v.speedup_vs_compile : v.speedup_vs_eager), times(v.speedup_vs_eager),
+                         times(v.speedup_vs_compile));
+    }
     out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
+    if (auto worst = max_iqr_rel(r.doc); worst && *worst > kUnstableIqrRel)
+      out += fmt::format("warning: unstable timing: an IQR of {:.0f}% of the median (over {:.0f}%); the speedups are "
+                         "not reliable: rerun on an idle machine, or with more --reps\n",
+                         100 * *worst, 100 * kUnstableIqrRel);
   }
+  if (!v.library_calls.empty())
+    out += fmt::format("library calls kept (allowed by the target): {}\n", fmt::join(v.library_calls, ", "));
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
   return out;

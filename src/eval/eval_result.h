@@ -1,14 +1,18 @@
 // EvalResult: the outcome of one evaluation, as a versioned JSON document (docs/eval-result.md).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace kforge {
 
-// 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error.
+// 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error;
+// it also holds every field version 1 added within itself (1.1: speed_class, sol.hard, timing.timed_output).
 inline constexpr int kEvalResultSchemaVersion = 2;
+// Fields added within version 2 (docs/eval-result.md); none yet.
+inline constexpr int kEvalResultSchemaMinor = 0;
 
 // Status values, in the order an evaluation can reach them.
 namespace status {
@@ -32,6 +36,18 @@ struct EvalResult {
   // machine cannot evaluate (src/cli/exit_codes.h).
   int exit_code() const;
 };
+
+// Adds provenance() (kforge version, command line, host CPU and GPUs) and the interpreter's Python
+// version to doc["env"], next to what the evaluation recorded there (interpreter, torch, threads).
+void add_provenance(nlohmann::json& doc);
+
+// The largest interquartile range relative to its median among the timed functions of an
+// EvalResult (candidate, eager, compile); nullopt when nothing was timed.
+std::optional<double> max_iqr_rel(const nlohmann::json& doc);
+
+// The spread of each timed function of an EvalResult: {"candidate": {"p25_ms", "p75_ms",
+// "iqr_rel"}, "eager": ..., "compile": ...}, the functions that were timed only.
+nlohmann::json timing_spread(const nlohmann::json& doc);
 
 // A short human summary for the terminal (several lines, units on every number).
 std::string summarize(const EvalResult& result);

@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "eval/eval_options.h"
 #include "eval/eval_result.h"
+#include "eval/repetition_sampler.h"
 #include "eval/worker_client.h"
 #include "eval/worker_launch.h"
 #include "eval/worker_pool.h"
@@ -56,6 +58,11 @@ struct EvalRun {
   std::optional<PrecisionAudit> precision_worst;            // the worst precision audit seen
   nlohmann::json static_failure;                            // a static check that failed, if any
   int timing_sets = 0;                                      // input sets the timed calls rotate through
+  std::vector<int> timing_trials;                           // the trial whose inputs each of those sets is
+  bool reference_mutates_inputs = false;                    // the reference changes its own inputs
+  RepetitionSampler sampler;                                // input schedules and checked repetitions
+  int timed_reps_kept = 0, timed_reps_checked = 0;          // kept timed repetitions, and how many were checked
+  std::string speed_class;                                  // set by the speed verdict when not "standard"
   std::optional<double> fresh_ms;                           // median on fresh inputs, once measured
 
   bool decided() const { return !status.empty(); }

@@ -72,6 +72,8 @@ EvalView EvalView::decode(const json& doc) {
   v.speedup_vs_compile = number(doc, "speedup_vs_compile");
   for (const auto& note : doc.value("notes", json::array()))
     if (note.is_string()) v.notes.push_back(note.get<std::string>());
+  for (const auto& op : object(doc, "library_calls").value("operators", json::array()))
+    if (op.is_string()) v.library_calls.push_back(op.get<std::string>());
   v.wall_seconds = doc.value("wall_seconds", 0.0);
   return v;
 }

@@ -43,6 +43,7 @@ struct EvalView {
   std::optional<TimingView> timing;  // present when the candidate was timed
   std::optional<double> speedup_vs_eager, speedup_vs_compile;
   std::vector<std::string> notes;
+  std::vector<std::string> library_calls;  // allowed library operators the candidate ran
   double wall_seconds = 0;
 
   static EvalView decode(const nlohmann::json& doc);

@@ -33,6 +33,7 @@ void describe(EvalRun& run) {
   const EvalOptions& opt = run.opt;
   json& doc = run.doc;
   doc["schema_version"] = kEvalResultSchemaVersion;
+  doc["schema_minor"] = kEvalResultSchemaMinor;
   doc["problem"] = fs::absolute(opt.problem).string();
   doc["problem_sha256"] = sha256_hex(read_file(opt.problem));
   doc["candidate"] = fs::absolute(opt.candidate).string();
@@ -40,11 +41,20 @@ void describe(EvalRun& run) {
   doc["target"] = opt.target.name;
   doc["device"] = opt.device;
   doc["precision"] = opt.precision;
+  doc["allowed_torch_calls"] = opt.target.allowed_torch_calls;
   doc["seed"] = run.seed;
   doc["overrides"] = opt.overrides;
   doc["checks"] = json::array();
   doc["notes"] = json::array();
   doc["env"] = {{"python", opt.python}, {"threads", run.threads}, {"log_dir", opt.log_dir.string()}};
+}
+
+// docs/checks.md, speed classes: for a timed, correct result, how its speed may be compared.
+json speed_class(const EvalRun& run) {
+  if (run.status != status::kCorrect || !run.doc.contains("timing") || !run.doc["timing"].contains("candidate"))
+    return nullptr;
+  if (run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false)) return "degenerate";
+  return run.speed_class.empty() ? "standard" : run.speed_class;
 }
 
 // Timing and the speed verdict; the device stays held until the verdict's re-measurements are done.
@@ -78,6 +88,9 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   WorkerPair workers;
   take_workers(run, pool, workers, !build_only);
   fs::copy_file(opt.candidate, run.candidate_file());
+  // Readable by the sandbox's unprivileged uid, whatever the user's file mode was.
+  fs::permissions(run.candidate_file(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                  fs::perm_options::add);
   json problem_reply;
   if (build_only) compile_candidate_only(run, *workers.cand);
   if (!build_only) run.phase("loading problem");
@@ -120,7 +133,12 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
       if (!run.decided()) run.status = status::kCorrect;
     }
   }
+  run.doc["speed_class"] = speed_class(run);
   finish_checks(run);
+  if (auto breach = workers.cand ? workers.cand->disk_breach() : std::nullopt) {
+    run.add_check("disk_quota", "fail", *breach);
+    run.fail(status::kRejected, "disk_quota", *breach);
+  }
   run.doc["correctness"] = run.correctness.to_json();
   run.doc["status"] = run.status;
   run.doc["correct"] = run.status == status::kCorrect;

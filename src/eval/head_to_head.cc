@@ -117,6 +117,9 @@ HeadToHead compare_candidates(const EvalOptions& options, const fs::path& candid
               run_trials(*run, "main", options.trials, true) && prepare_candidate_timing(*run, timing);
       if (!ready) break;
     }
+    // The baseline runs on the input sets the candidates run on, swapped the same way.
+    reference.timing_trials = a.timing_trials;
+    reference.timing_sets = a.timing_sets;
     ready = ready && prepare_reference_timing(reference, timing, &with_compile);
   }
   if (ready) {

@@ -117,7 +117,7 @@ TEST_F(HeadToHeadTest, ACandidateReturningStaleResultsIsStoppedByTheOutputCheck)
   EXPECT_TRUE(r.problem_error.empty()) << r.problem_error;
   EXPECT_TRUE(r.a.status.empty()) << r.a.error.dump();
   EXPECT_EQ(r.b.status, "rejected") << r.b.error.dump();
-  EXPECT_EQ(r.b.error.value("kind", ""), "timing_outputs");
+  EXPECT_EQ(r.b.error.value("kind", ""), "timed_output");
   EXPECT_TRUE(r.ratio_samples.empty() || r.ratio_samples.size() < 5u);
 }
 

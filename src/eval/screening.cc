@@ -67,6 +67,17 @@ bool static_check(EvalRun& run) {
   }
   const json checks = st.body.value("checks", json::array());
   for (const auto& c : checks) merge_check(run.doc["checks"], c);
+  // A source the checks could not finish on (beyond their limits, or the checker crashed) is
+  // rejected at once: nothing of it runs, and the reference, unharmed, serves the next candidate.
+  for (const auto& c : checks) {
+    const std::string name = c.value("name", "");
+    if ((name == "static_limits" || name == "check_error") && c.value("verdict", "") == "fail") {
+      std::string log = c.value("message", "") + "\nlimits: " + c.value("limits", json::object()).dump();
+      if (!c.value("log", "").empty()) log += "\n" + c.value("log", "");
+      run.fail(status::kRejected, name, c.value("message", ""), log);
+      return false;
+    }
+  }
   if (auto f = first_failure(checks)) run.static_failure = *f;
   return true;
 }

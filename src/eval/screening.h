@@ -23,8 +23,10 @@ bool worker_ready(EvalRun& run, PooledWorker& worker);
 // reference rejects is skipped with a note; then false is returned without a status.
 bool load_problem(EvalRun& run, const nlohmann::json& overrides, const std::string& tag, nlohmann::json* reply);
 
-// Static checks of the candidate's source. A failure is kept in run.static_failure (the candidate
-// still runs, so the runtime checks can name what it does); false only when the reference fails.
+// Static checks of the candidate's source, in a disposable process of the reference. A failure is
+// kept in run.static_failure (the candidate still runs, so the runtime checks can name what it
+// does); a source beyond the checks' limits (`static_limits`) or one they crashed on (`check_error`)
+// is rejected at once. False when the candidate is rejected so or the reference fails.
 bool static_check(EvalRun& run);
 
 // Null-kernel calibration of the problem's check, in the reference.

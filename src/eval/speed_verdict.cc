@@ -45,6 +45,22 @@ std::optional<json> ask_sol(EvalRun& run, const TimingOutcome& timing, bool reme
   return sol;
 }
 
+// The physical bound (sol.hard): the bytes the outputs and the inputs they depend on require.
+std::optional<json> ask_hard_bound(EvalRun& run) {
+  run.phase("beyond the FLOP bound: computing the physical bound");
+  WorkerReply h = run.ref->request(
+      "hard_bound", {{"trial", 0}, {"seed", run.seed}, {"peaks_cache", (cache_dir() / "peaks").string()}},
+      Seconds(run.opt.reference_timeout_s));
+  if (h.kind != WorkerReply::kOk) {
+    run.doc["notes"].push_back(fmt::format("physical speed-of-light bound not computed: {}", reply_message(h)));
+    return std::nullopt;
+  }
+  json hard = h.body;
+  hard.erase("id");
+  hard.erase("ok");
+  return hard;
+}
+
 }  // namespace
 
 bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
@@ -80,22 +96,40 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
       sol["remeasured_ms"] = fresh;
       sol["remeasured_pct_of_sol"] = percent_of_sol(sol_ms, fresh);
       run.doc["sol"] = sol;
+      const bool beyond_flops = judge_sol(sol_ms, fresh, eager_ms, run.opt.sol_slack) == SolCall::kBeyond;
+      std::optional<json> hard = beyond_flops ? ask_hard_bound(run) : std::nullopt;
+      if (hard) sol["hard"] = *hard;
+      // The output of a degenerate problem does not depend on its inputs: remembering it is the answer.
+      const bool degenerate = run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
       std::string why;
-      if (judge_sol(sol_ms, fresh, eager_ms, run.opt.sol_slack) == SolCall::kBeyond)
+      if (beyond_flops && !hard)
         why = fmt::format("{:.3g} ms per call on fresh inputs is {:.3g}% of the speed of light ({:.3g} ms for {} FLOPs "
-                          "and {} bytes): physically impossible", fresh, sol["remeasured_pct_of_sol"].get<double>(),
-                          sol_ms, sol.value("flops", 0), sol.value("bytes", 0));
-      else if (fresh > 3 * cand_ms)
+                          "and {} bytes), and the physical bound could not be computed", fresh,
+                          sol["remeasured_pct_of_sol"].get<double>(), sol_ms, sol.value("flops", 0), sol.value("bytes", 0));
+      else if (beyond_flops && beyond_physical_bound(hard->value("hard_ms", 0.0), fresh, run.opt.sol_slack))
+        why = fmt::format("{:.3g} ms per call on fresh inputs is faster than writing its outputs and reading the inputs "
+                          "they depend on allows ({:.3g} ms for {} bytes at the best measured bandwidth): physically "
+                          "impossible", fresh, hard->value("hard_ms", 0.0), hard->value("bytes", 0));
+      else if (!degenerate && only_fast_on_seen_inputs(cand_ms, fresh))
         why = fmt::format("{:.3g} ms per call on inputs it has seen, {:.3g} ms on fresh inputs: it is only fast when "
                           "the inputs come back (cached results)", cand_ms, fresh);
       if (!why.empty()) {
+        run.doc["sol"] = sol;
         merge_check(run.doc["checks"], {{"name", "suspicious"}, {"verdict", "fail"}, {"message", why}});
         run.fail(status::kRejected, "suspicious", why);
         return false;
       }
       check["verdict"] = "warn";
-      check["message"] = fmt::format("beyond the speed of light once, within it when re-measured on fresh inputs "
-                                     "({:.3g} ms)", fresh);
+      if (beyond_flops) {
+        run.speed_class = "algebraically_cheaper";
+        check["message"] = fmt::format("beyond the FLOP bound ({:.3g} ms) on fresh inputs ({:.3g} ms), within the "
+                                       "physical bound ({:.3g} ms): an exact rewrite that does less work than the "
+                                       "reference (speed_class algebraically_cheaper)",
+                                       sol_ms, fresh, hard->value("hard_ms", 0.0));
+      } else {
+        check["message"] = fmt::format("beyond the speed of light once, within it when re-measured on fresh inputs "
+                                       "({:.3g} ms)", fresh);
+      }
     }
     run.doc["sol"] = sol;
     merge_check(run.doc["checks"], check);

@@ -1,6 +1,7 @@
 #include "eval/timing_phase.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <thread>
 
@@ -23,14 +24,14 @@ void crosscheck_backoff(int retry) {
 }
 }  // namespace
 
-std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps) {
+std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms) {
   // Slack for the pipe round trip, JSON and Python call overhead around the timed region.
   const double slack_ms = 5.0 + 0.5 * reps;
   if (reported_sum_ms > wall_ms * 1.02 + 1.0)
     return fmt::format(
         "the candidate reported {:.3f} ms for {} repetitions, but only {:.3f} ms passed on kforge's clock",
         reported_sum_ms, reps, wall_ms);
-  if (reported_sum_ms < 0.5 * wall_ms - slack_ms)
+  if (reported_sum_ms + std::max(untimed_ms, 0.0) < 0.5 * wall_ms - slack_ms)
     return fmt::format(
         "the candidate reported {:.3f} ms for {} repetitions, but {:.3f} ms passed on kforge's clock "
         "(its timer does not measure what it runs)",
@@ -48,25 +49,15 @@ bool TimedFunction::time_block(int reps, bool keep) {
   return true;
 }
 
-// Each block runs on another input set, written into the same buffers; its last output is checked,
-// so results cached per buffer or per call count go stale and fail.
-bool CandidateTimer::rotate_inputs() {
-  if (run_.timing_sets <= 1) return true;
-  current_set_ = blocks_++ % run_.timing_sets;
-  WorkerReply r = run_.cand->request("timing_inputs", {{"set", current_set_}}, Seconds(run_.opt.timeout_s));
-  if (r.kind != WorkerReply::kOk) {
-    run_.fail_from_candidate(r, "loading timing inputs");
-    return false;
-  }
-  return true;
-}
-
 std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) {
-  if (!rotate_inputs()) return std::nullopt;
+  // The schedule is drawn here and sent with the block; which repetitions get checked is drawn only
+  // after the block returned.
+  const std::vector<int> schedule = run_.sampler.schedule(reps, run_.timing_sets);
   // A block whose reported time disagrees with kforge's clock is measured again (up to twice per
   // run) before the candidate is rejected: a busy machine can stall one block, a cheat fails every time.
   for (;;) {
-    WorkerReply r = run_.cand->request("time", {{"reps", reps}}, Seconds(run_.opt.timeout_s));
+    WorkerReply r =
+        run_.cand->request("time", {{"reps", reps}, {"schedule", schedule}}, Seconds(run_.opt.timeout_s));
     if (r.kind != WorkerReply::kOk) {
       run_.fail_from_candidate(r, "timing");
       return std::nullopt;
@@ -79,7 +70,7 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     }
     double sum = 0;
     for (double t : block.times_ms) sum += t;
-    if (auto why = crosscheck_block(sum, r.wall_ms, reps)) {
+    if (auto why = crosscheck_block(sum, r.wall_ms, reps, block.untimed_ms)) {
       if (++crosscheck_retries_ <= 2) {
         crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}, {"remeasured", true}});
         crosscheck_backoff(crosscheck_retries_);
@@ -91,13 +82,22 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     }
     crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}});
     if (!judge_timing_reply(run_, block)) return std::nullopt;
-    if (keep && !verify_timed_outputs(run_, current_set_)) return std::nullopt;
+    if (keep) {
+      const std::vector<int> picks = run_.sampler.picks(reps, kCheckedRepsPerBlock);
+      std::vector<int> trials;
+      for (int rep : picks)
+        trials.push_back(run_.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(rep)])]);
+      run_.timed_reps_kept += reps;
+      if (!verify_timed_reps(run_, picks, trials)) return std::nullopt;
+    }
     return block.times_ms;
   }
 }
 
 std::optional<std::vector<double>> BaselineTimer::measure(int reps, bool) {
-  WorkerReply r = run_.ref->request("time", {{"which", name()}, {"reps", reps}}, Seconds(run_.opt.reference_timeout_s));
+  WorkerReply r = run_.ref->request(
+      "time", {{"which", name()}, {"reps", reps}, {"schedule", sampler_.schedule(reps, run_.timing_sets)}},
+      Seconds(run_.opt.reference_timeout_s));
   if (r.kind != WorkerReply::kOk) {
     run_.fail_from_reference(r, fmt::format("timing the {} baseline", name()));
     return std::nullopt;
@@ -133,7 +133,7 @@ DeviceHold hold_device_for_timing(EvalRun& run, WorkerPool& pool, json& timing) 
   DeviceHold hold{pool.quiet(), std::nullopt};
   if (double waited = Seconds(Clock::now() - quiet_from).count(); waited > 0.001)
     timing["waited_for_worker_start_seconds"] = waited;  // a worker started ahead was still starting
-  hold.lock = DeviceLock::acquire(run.opt.device, state_dir() / "locks", [&](const fs::path& path) {
+  hold.lock = DeviceLock::acquire(run.opt.device, run.opt.target.device_lock, state_dir() / "locks", [&](const fs::path& path) {
     run.phase(fmt::format("waiting for {} (another evaluation is timing on this GPU)", path.filename().string()));
   });
   if (hold.lock)
@@ -142,12 +142,14 @@ DeviceHold hold_device_for_timing(EvalRun& run, WorkerPool& pool, json& timing) 
 }
 
 bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
-  WorkerReply rp = run.ref->request("prepare_timing", {{"trial", 0}, {"compile_baseline", run.opt.compile_baseline}},
-                                    Seconds(run.opt.reference_timeout_s));
+  WorkerReply rp = run.ref->request(
+      "prepare_timing", {{"trial", 0}, {"compile_baseline", run.opt.compile_baseline}, {"sets", run.timing_trials}},
+      Seconds(run.opt.reference_timeout_s));
   if (rp.kind != WorkerReply::kOk) {
     run.fail_from_reference(rp, "preparing the baselines");
     return false;
   }
+  run.reference_mutates_inputs = rp.body.value("mutates_inputs", false);
   timing["reference_timer"] = rp.body["timer"];
   const bool compile_failed = rp.body.contains("compile_error");
   *with_compile = run.opt.compile_baseline && !compile_failed;
@@ -157,13 +159,24 @@ bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
 }
 
 bool prepare_candidate_timing(EvalRun& run, json& timing) {
-  auto inputs_of = [&](int k) {
-    return run.visible_to_candidate((run.reference_shared / fmt::format("inputs_main_{}.pt", k)).string());
+  auto inputs_of = [&](int trial) {
+    return run.visible_to_candidate((run.reference_shared / fmt::format("inputs_main_{}.pt", trial)).string());
   };
-  run.timing_sets = std::min(run.correctness.trials_passed, 3);
+  run.timing_trials.clear();
+  for (int k = 0; k < std::min(run.correctness.trials_passed, 3); ++k) run.timing_trials.push_back(k);
+  for (int extra = 2000; run.timing_trials.size() < 2; ++extra) {
+    WorkerReply made = run.ref->request("make_trial", {{"trial", extra}, {"seed", run.seed}, {"tag", "main"}},
+                                        Seconds(run.opt.reference_timeout_s));
+    if (made.kind != WorkerReply::kOk) {
+      run.fail_from_reference(made, "drawing inputs for timing");
+      return false;
+    }
+    run.timing_trials.push_back(extra);
+  }
+  run.timing_sets = static_cast<int>(run.timing_trials.size());
   json input_sets = json::array();
-  for (int k = 0; k < run.timing_sets; ++k) input_sets.push_back(inputs_of(k));
-  WorkerReply cp = run.cand->request("prepare_timing", {{"inputs", inputs_of(0)}, {"input_sets", input_sets}},
+  for (int trial : run.timing_trials) input_sets.push_back(inputs_of(trial));
+  WorkerReply cp = run.cand->request("prepare_timing", {{"inputs", inputs_of(run.timing_trials[0])}, {"input_sets", input_sets}},
                                      Seconds(run.opt.timeout_s));
   if (cp.kind != WorkerReply::kOk) {
     run.fail_from_candidate(cp, "preparing timing");
@@ -181,28 +194,49 @@ bool judge_timing_reply(EvalRun& run, const TimedBlockReply& reply) {
   if (!reply.tampered.empty())
     findings.push_back({{"name", "monkey_patching"}, {"verdict", "fail"},
                         {"message", fmt::format("during timed calls the candidate replaced {}", reply.tampered.dump())}});
+  if (reply.inputs_changed_count > 0 && !run.reference_mutates_inputs)
+    findings.push_back({{"name", "input_mutation"}, {"verdict", "fail"},
+                        {"message", fmt::format("{} timed calls changed their inputs (repetitions {} of a block), where "
+                                                "the reference leaves its own alone",
+                                                reply.inputs_changed_count, fmt::join(reply.inputs_changed, ", "))}});
+  if (!reply.new_output_types.empty())
+    findings.push_back({{"name", "output_type"}, {"verdict", "fail"},
+                        {"message", fmt::format("timed calls returned {}, which no correctness run returned: work done "
+                                                "when the result is read, after the timer stopped",
+                                                fmt::join(reply.new_output_types, ", "))}});
   return run.apply_findings(findings);
 }
 
-bool verify_timed_outputs(EvalRun& run, int trial) {
-  fs::path out = run.dirs.candidate / fmt::format("timed_outputs_{}.pt", trial);
-  WorkerReply w = run.cand->request("timing_outputs", {{"outputs", out.string()}}, Seconds(run.opt.timeout_s));
+bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::vector<int>& trials) {
+  json picks = json::array();
+  std::vector<fs::path> files;
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    files.push_back(run.dirs.candidate / fmt::format("timed_rep_{}.pt", run.timed_reps_checked + static_cast<int>(i)));
+    picks.push_back({{"rep", reps[i]}, {"outputs", files.back().string()}});
+  }
+  WorkerReply w = run.cand->request("timing_outputs", {{"picks", picks}}, Seconds(run.opt.timeout_s));
   if (w.kind != WorkerReply::kOk) {
-    run.fail_from_candidate(w, "writing timed outputs");
+    run.fail_from_candidate(w, "writing the outputs of timed repetitions");
     return false;
   }
-  WorkerReply c = run.ref->request("check", {{"trial", trial}, {"candidate_outputs", out.string()}, {"timing", true}},
-                                   Seconds(run.opt.reference_timeout_s));
-  const bool ok = c.kind == WorkerReply::kOk;
-  const CheckReply checked = ok ? CheckReply::decode(c.body) : CheckReply{};
-  if (!ok || !checked.match) {
-    std::string why = ok ? checked.mismatch_message : c.detail;
-    std::string msg = fmt::format("the output of a timed call on input set {} is wrong ({}): results are cached or "
-                                  "work is skipped when the same buffers come back", trial, why);
-    merge_check(run.doc["checks"], {{"name", "timing_outputs"}, {"verdict", "fail"}, {"message", msg}});
-    run.fail(status::kRejected, "timing_outputs", msg);
-    return false;
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    WorkerReply c = run.ref->request(
+        "check", {{"trial", trials[i]}, {"candidate_outputs", files[i].string()}, {"timing", true}},
+        Seconds(run.opt.reference_timeout_s));
+    const bool ok = c.kind == WorkerReply::kOk;
+    const CheckReply checked = ok ? CheckReply::decode(c.body) : CheckReply{};
+    std::error_code ignored;
+    fs::remove(files[i], ignored);
+    if (!ok || !checked.match) {
+      std::string why = ok ? checked.mismatch_message : c.detail;
+      std::string msg = fmt::format("the output of timed repetition {} (inputs of trial {}) is wrong ({}): a timed call "
+                                    "returned another call's result or skipped work", reps[i], trials[i], why);
+      merge_check(run.doc["checks"], {{"name", "timed_output"}, {"verdict", "fail"}, {"message", msg}});
+      run.fail(status::kRejected, "timed_output", msg);
+      return false;
+    }
   }
+  run.timed_reps_checked += static_cast<int>(reps.size());
   return true;
 }
 
@@ -233,18 +267,20 @@ bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
       r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
       if (r.kind != WorkerReply::kOk) break;
       block = TimedBlockReply::decode(r.body);
-      if (block.times_ms.size() != 1 || !crosscheck_block(block.times_ms[0], r.wall_ms, 1) || attempt == 2) break;
+      if (block.times_ms.size() != 1 || !crosscheck_block(block.times_ms[0], r.wall_ms, 1, block.untimed_ms) ||
+          attempt == 2)
+        break;
       crosscheck_backoff(attempt + 1);
     }
     if (r.kind != WorkerReply::kOk) {
       run.fail_from_candidate(r, "timing on fresh inputs");
       return false;
     }
-    if (block.times_ms.size() != 1 || crosscheck_block(block.times_ms[0], r.wall_ms, 1)) {
+    if (block.times_ms.size() != 1 || crosscheck_block(block.times_ms[0], r.wall_ms, 1, block.untimed_ms)) {
       run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock");
       return false;
     }
-    if (!judge_timing_reply(run, block) || !verify_timed_outputs(run, trial)) return false;
+    if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {0}, {trial})) return false;
     times.push_back(block.times_ms[0]);
   }
   run.fresh_ms = summarize(times).median_ms;
@@ -265,8 +301,9 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
     run.doc["timing"].update(timing);
     return ok;
   };
-  if (!keep(prepare_reference_timing(run, timing, &with_compile))) return std::nullopt;
+  // The candidate's side first: it settles the input sets, which the baselines are timed on too.
   if (!keep(prepare_candidate_timing(run, timing))) return std::nullopt;
+  if (!keep(prepare_reference_timing(run, timing, &with_compile))) return std::nullopt;
 
   CandidateTimer candidate(run);
   BaselineTimer eager(run, "eager");
@@ -286,6 +323,10 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
   }
   if (with_compile) outcome.compile = summarize(compile.samples_ms);
   timing["crosscheck"] = candidate.crosschecks;
+  timing["timed_output"] = {{"input_sets", run.timing_sets},
+                            {"repetitions", run.timed_reps_kept},
+                            {"repetitions_checked", run.timed_reps_checked},
+                            {"picks_per_block", kCheckedRepsPerBlock}};
   std::vector<json> device_states = eager.device_states;
   device_states.insert(device_states.end(), compile.device_states.begin(), compile.device_states.end());
   if (!device_states.empty()) timing["device_state"] = summarize_device_states(device_states);

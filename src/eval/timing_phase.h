@@ -1,6 +1,8 @@
 // Timing: functions measured in interleaved blocks (round i of each sees the same machine
-// conditions), each candidate block cross-checked against kforge's clock, run on rotating input sets
-// and its last output checked by the reference. The same machinery times one candidate against the
+// conditions), each candidate block cross-checked against kforge's clock. Every repetition runs on
+// an input set kforge scheduled (written into the buffers outside the timed region), its outputs are
+// kept, and after the block kforge picks which repetitions the reference checks (docs/checks.md,
+// `timed_output`). The same machinery times one candidate against the
 // PyTorch baselines (time_candidate) or two candidates against each other (head_to_head.h).
 #pragma once
 
@@ -21,7 +23,9 @@ namespace kforge {
 
 // Checks that reported per-repetition times are consistent with kforge's own clock for the
 // block: no more than the elapsed wall time, and not far less. Returns an explanation when not.
-std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps);
+// `untimed_ms`: what the worker reports spending between repetitions (swapping inputs, keeping
+// outputs), which kforge's clock sees and the repetition times rightly leave out.
+std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms = 0);
 
 struct TimingPlan {
   int warmup = 3;  // untimed repetitions of each function, before the rounds
@@ -53,6 +57,9 @@ class TimedFunction {
   std::string name_;
 };
 
+// Repetitions of each kept candidate block whose outputs the reference checks.
+inline constexpr int kCheckedRepsPerBlock = 2;
+
 // The candidate of a run (prepared with prepare_candidate_timing).
 class CandidateTimer : public TimedFunction {
  public:
@@ -63,9 +70,8 @@ class CandidateTimer : public TimedFunction {
   std::optional<std::vector<double>> measure(int reps, bool keep) override;
 
  private:
-  bool rotate_inputs();
   EvalRun& run_;
-  int blocks_ = 0, current_set_ = 0, crosscheck_retries_ = 0;
+  int crosscheck_retries_ = 0;
 };
 
 // A baseline in the reference worker: "eager" or "compile" (prepared with prepare_reference_timing).
@@ -79,6 +85,7 @@ class BaselineTimer : public TimedFunction {
 
  private:
   EvalRun& run_;
+  RepetitionSampler sampler_;  // the baselines get the same kind of schedule as the candidate
 };
 
 // Warm-up, then plan.rounds() rounds of one block per function, the order rotated each round so no
@@ -95,13 +102,17 @@ DeviceHold hold_device_for_timing(EvalRun& run, WorkerPool& pool, nlohmann::json
 
 // The reference's baselines; `with_compile` says whether torch.compile is among them.
 bool prepare_reference_timing(EvalRun& run, nlohmann::json& timing, bool* with_compile);
-// The candidate's timing buffers and the input sets it rotates through (those of passed trials).
+// The candidate's timing buffers and the input sets its repetitions run on: those of the first three
+// passed trials, and one drawn for timing when only one trial ran (so no two consecutive
+// repetitions share inputs).
 bool prepare_candidate_timing(EvalRun& run, nlohmann::json& timing);
 
-// A guard on every timing block: runtime events and patched objects seen during timed calls.
+// A guard on every timing block: runtime events and patched objects seen during timed calls, inputs
+// the calls changed, output types the correctness runs never returned.
 bool judge_timing_reply(EvalRun& run, const TimedBlockReply& reply);
-// The last timed call's outputs against the reference's for input set `trial`.
-bool verify_timed_outputs(EvalRun& run, int trial);
+// The kept outputs of repetitions `reps` of the last timed block, each against the reference's
+// outputs for the trial whose inputs it ran on (`trials`, one per repetition).
+bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::vector<int>& trials);
 // Three calls on input sets never seen before, each output checked (at most once per run).
 bool time_on_fresh_inputs(EvalRun& run, double* median_ms);
 

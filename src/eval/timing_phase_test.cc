@@ -23,6 +23,10 @@ TEST(Crosscheck, ReportingMoreThanElapsedFails) {
 TEST(Crosscheck, ReportingFarLessThanElapsedFails) {
   // A patched clock that claims 1 ms per call while each call took 20 ms.
   EXPECT_TRUE(crosscheck_block(5.0, 100.0, 5));
+  // Time the worker spent between repetitions (input swaps, kept outputs) is not the timer's fault...
+  EXPECT_FALSE(crosscheck_block(5.0, 100.0, 5, 60.0));
+  // ...but it never excuses reporting more than passed.
+  EXPECT_TRUE(crosscheck_block(100.0, 50.0, 5, 60.0));
 }
 
 TEST(TimingStats, MedianQuartilesAndSpread) {
@@ -107,7 +111,8 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
                                     {"eager", to_json(summarize({4, 5, 6}))}}},
                         {"speedup_vs_eager", 2.5},
                         {"speedup_vs_compile", nullptr},
-                        {"notes", {"n1"}}};
+                        {"notes", {"n1"}},
+                        {"library_calls", {{"operators", {"matmul"}}}}};
   EvalView v = EvalView::decode(doc);
   EXPECT_EQ(v.status, "correct");
   EXPECT_TRUE(v.correctness.ran);
@@ -124,6 +129,7 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
   EXPECT_FALSE(v.speedup_vs_compile);
   EXPECT_FALSE(v.error);
   EXPECT_EQ(v.notes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(v.library_calls, std::vector<std::string>{"matmul"});
 }
 
 TEST(EvalView, AFailedEvaluationHasAnErrorAndNoTiming) {

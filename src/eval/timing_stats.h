@@ -7,6 +7,10 @@
 
 namespace kforge {
 
+// A timing whose interquartile range exceeds this share of its median is marked unstable in
+// every report and summary: its speedups are not to be trusted (a busy machine, too few reps).
+inline constexpr double kUnstableIqrRel = 0.15;
+
 struct TimingStats {
   int reps = 0;
   double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0, p25_ms = 0, p75_ms = 0, stdev_ms = 0;

@@ -36,6 +36,14 @@ SolCall judge_sol(double sol_ms, double candidate_ms, double eager_ms, double sl
   return candidate_ms * slack < sol_ms ? SolCall::kBeyond : SolCall::kWithin;
 }
 
+bool beyond_physical_bound(double hard_ms, double measured_ms, double slack) {
+  return hard_ms > 0 && measured_ms > 0 && measured_ms * slack < hard_ms;
+}
+
+bool only_fast_on_seen_inputs(double timed_median_ms, double fresh_ms) {
+  return fresh_ms > 3 * timed_median_ms && fresh_ms - timed_median_ms > 0.05;
+}
+
 double percent_of_sol(double sol_ms, double measured_ms) {
   return measured_ms > 0 ? 100.0 * sol_ms / measured_ms : std::numeric_limits<double>::infinity();
 }

@@ -21,6 +21,14 @@ std::optional<nlohmann::json> first_failure(const nlohmann::json& findings);
 enum class SolCall { kUnknown, kWithin, kBeyond, kModelUnreliable };
 SolCall judge_sol(double sol_ms, double candidate_ms, double eager_ms, double slack);
 
+// Beyond the physical bound (the bytes the outputs and the inputs they depend on require, at peak
+// bandwidth) by the same slack: no kernel can do that, whatever algebra it found.
+bool beyond_physical_bound(double hard_ms, double measured_ms, double slack);
+
+// A candidate re-measured on fresh inputs that is more than 3x slower there than its timed median
+// (and by more than 50 us, the cost of one cold call) was only fast on inputs it had seen.
+bool only_fast_on_seen_inputs(double timed_median_ms, double fresh_ms);
+
 // Percent of speed of light: 100 * sol / measured (above 100 means faster than SOL; never clamped).
 double percent_of_sol(double sol_ms, double measured_ms);
 

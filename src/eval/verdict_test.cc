@@ -17,6 +17,18 @@ TEST(Verdict, MergeKeepsTheWorstVerdictPerName) {
   EXPECT_EQ(checks[0]["message"], "opened /etc/passwd");
 }
 
+TEST(Verdict, PhysicalBoundUsesTheSlack) {
+  EXPECT_TRUE(beyond_physical_bound(1.0, 0.2, 3.0));   // 0.6 < 1.0
+  EXPECT_FALSE(beyond_physical_bound(1.0, 0.4, 3.0));  // 1.2 >= 1.0
+  EXPECT_FALSE(beyond_physical_bound(0.0, 0.1, 3.0));  // no bound: judges nobody
+}
+
+TEST(Verdict, OnlyFastOnSeenInputsNeedsARealGap) {
+  EXPECT_TRUE(only_fast_on_seen_inputs(1.0, 3.5));
+  EXPECT_FALSE(only_fast_on_seen_inputs(1.0, 2.5));
+  EXPECT_FALSE(only_fast_on_seen_inputs(0.01, 0.05));  // 5x, but 40 us: one cold call
+}
+
 TEST(Verdict, FirstFailure) {
   json f = json::array({{{"name", "a"}, {"verdict", "warn"}}, {{"name", "b"}, {"verdict", "fail"}}});
   ASSERT_TRUE(first_failure(f));

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "util/errors.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
+#include "util/subprocess.h"
 
 namespace kforge {
 
@@ -27,7 +29,10 @@ struct PythonInfo {
   std::vector<fs::path> prefixes;  // everything the interpreter needs to read
 };
 
-// sys.prefix, sys.base_prefix and the executable's real location, probed once per interpreter.
+// sys.prefix, sys.base_prefix, the executable's real location and the directories on the
+// interpreter's own import path (a package directory added by a .pth file of the environment may
+// lie anywhere, under a home directory the sandbox hides included), probed once per interpreter.
+// -I: the path the worker sees, without the caller's PYTHONPATH or user site directory.
 const PythonInfo& python_info(const std::string& python) {
   static std::mutex mutex;
   static std::map<std::string, PythonInfo> cache;
@@ -35,16 +40,17 @@ const PythonInfo& python_info(const std::string& python) {
   auto it = cache.find(python);
   if (it != cache.end()) return it->second;
   PythonInfo info;
-  auto r = run_command({python, "-c",
-                        "import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, "
-                        "os.path.realpath(sys.executable)]))"},
+  auto r = run_command({python, "-I", "-c",
+                        "import sys, os, json; print(json.dumps([[sys.prefix, sys.base_prefix, sys.exec_prefix, "
+                        "os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))], "
+                        "[p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)]]))"},
                        std::chrono::seconds(30));
   if (r.exit_code != 0)
     throw InputError(fmt::format("python interpreter '{}' does not run: {}", python, r.output.substr(0, 300)));
   auto j = nlohmann::json::parse(r.output.substr(r.output.find('[')), nullptr, false);
   if (j.is_array())
-    for (const auto& p : j) info.prefixes.push_back(fs::path(p.get<std::string>()));
-  if (!info.prefixes.empty()) info.prefixes.back() = info.prefixes.back().parent_path().parent_path();
+    for (const auto& list : j)
+      for (const auto& p : list) info.prefixes.push_back(fs::path(p.get<std::string>()));
   return cache.emplace(python, info).first->second;
 }
 
@@ -53,13 +59,15 @@ const PythonInfo& python_info(const std::string& python) {
 std::string resolve_python(const std::string& from_flag, const std::string& from_config) {
   if (!from_flag.empty()) return from_flag;
   if (!from_config.empty()) return from_config;
-  fs::path venv = data_dir() / ".venv" / "bin" / "python";
-  if (fs::exists(venv)) return venv.string();
+  // A build tree's .venv (scripts/setup.sh), else the environment of an installed kforge
+  // (share/kforge/setup-worker.sh).
+  for (const fs::path& venv : {data_dir() / ".venv", user_worker_venv()})
+    if (fs::exists(venv / "bin" / "python")) return (venv / "bin" / "python").string();
   return "python3";
 }
 
 std::map<std::string, std::string> worker_environment(WorkerRole role, const EvalOptions& options,
-                                                      const WorkerDirs& dirs, int threads) {
+                                                      const WorkerDirs& dirs, int threads, bool sandboxed) {
   const auto parent = current_environment();
   std::map<std::string, std::string> env;
   for (int i = 0; kWorkerEnvAllowlist[i]; ++i)
@@ -71,25 +79,66 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
   for (const auto& [k, v] : options.worker_env) env[k] = v;
   if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
 
+  const bool candidate = role == WorkerRole::kCandidate;
   const fs::path cache = cache_dir();
-  const fs::path home = role == WorkerRole::kCandidate ? dirs.candidate : dirs.reference;
-  env["HOME"] = home.string();
-  env["TMPDIR"] = (home / "tmp").string();
+  const fs::path home = candidate ? dirs.candidate : dirs.reference;
+  // A candidate's private folders: its sandbox's tmpfs, or (without one) a folder of its own.
+  const fs::path own = sandboxed ? fs::path("/tmp") : home / "tmp";
+  env["HOME"] = sandboxed ? "/tmp" : home.string();
+  env["TMPDIR"] = own.string();
   env["PYTHONPATH"] = (data_dir() / "worker").string();
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONNOUSERSITE"] = "1";
   env["KFORGE_RESPONSE_FD"] = "3";
   env["KFORGE_WORKDIR"] = home.string();
+  // Shared caches, written only by kforge's builder: a candidate sees them read-only.
   env["KFORGE_BUILD_CACHE"] = (cache / "build").string();
   env["TORCH_EXTENSIONS_DIR"] = (cache / "torch_extensions").string();
-  env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
-  env["TRITON_CACHE_DIR"] = (cache / "triton").string();
-  env["POCL_CACHE_DIR"] = (cache / "pocl").string();
-  env["XDG_CACHE_HOME"] = (home / "xdg-cache").string();
+  if (candidate) {
+    // Caches filled inside the candidate's own process are its own and go with it; the reference
+    // never loads from them.
+    env["KFORGE_BUILD_FD"] = "4";
+    env["KFORGE_LAUNCH_CACHE"] = (own / "launch-cache").string();
+    env["TORCHINDUCTOR_CACHE_DIR"] = (own / "inductor").string();
+    env["TRITON_CACHE_DIR"] = (own / "triton").string();
+    env["POCL_CACHE_DIR"] = (own / "pocl").string();
+    env["XDG_CACHE_HOME"] = (own / "xdg-cache").string();
+    env["USER"] = env["LOGNAME"] = "kforge-candidate";
+  } else {
+    env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
+    env["TRITON_CACHE_DIR"] = (cache / "triton").string();
+    env["POCL_CACHE_DIR"] = (cache / "pocl").string();
+    env["XDG_CACHE_HOME"] = (home / "xdg-cache").string();
+  }
   const std::string t = std::to_string(threads);
   for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) env[name] = t;
   return env;
 }
+
+namespace {
+
+// Device nodes a GPU target needs: the NVIDIA driver's, nothing else of /dev.
+std::vector<fs::path> gpu_device_nodes() {
+  std::vector<fs::path> nodes;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("nvidia", 0) == 0) nodes.push_back(e.path());
+  }
+  return nodes;
+}
+
+// What a sandbox needs to run the worker's interpreter and the toolchains, read-only.
+std::vector<fs::path> runtime_paths(const EvalOptions& options, const std::map<std::string, std::string>& env) {
+  std::vector<fs::path> paths;
+  for (const auto& p : python_info(options.python).prefixes) paths.push_back(p);
+  paths.push_back(data_dir() / "worker");
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (auto it = env.find(var); it != env.end() && !it->second.empty()) paths.emplace_back(it->second);
+  return paths;
+}
+
+}  // namespace
 
 WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads) {
   const bool candidate = role == WorkerRole::kCandidate;
@@ -98,7 +147,6 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
 
   WorkerSpawn result;
   SpawnOptions& spawn = result.spawn;
-  spawn.env = worker_environment(role, options, dirs, threads);
   spawn.cwd = home;
   spawn.log_file = options.log_dir / (candidate ? "candidate.log" : "reference.log");
   const std::vector<std::string> worker = {options.python, "-u", "-m", "kforge_worker", "serve", "--role",
@@ -108,44 +156,95 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   command.insert(command.end(), worker.begin(), worker.end());
   std::string& isolation = result.isolation;
   isolation = "process-group";
-  if (candidate) {
-    spawn.log_cap_bytes = 16ull << 20;
-    if (options.target.address_space_gb > 0)
-      spawn.limits.address_space_bytes = static_cast<std::uint64_t>(options.target.address_space_gb * (1ull << 30));
-    spawn.limits.file_size_bytes = 8ull << 30;
-    auto bwrap = options.sandbox ? usable_bwrap() : std::nullopt;
-    if (bwrap) {
-      SandboxPolicy policy;
-      if (const char* h = std::getenv("HOME"); h && *h) policy.hidden_dirs.push_back(h);
-      policy.hidden_dirs.push_back("/root");
-      policy.hidden_dirs.push_back(state_dir());
-      if (options.config_path) policy.hidden_files.push_back(*options.config_path);
-      policy.hidden_files.push_back(options.problem);  // the candidate has no business reading it
-      for (const auto& p : python_info(options.python).prefixes) policy.read_only.push_back(p);
-      policy.read_only.push_back(data_dir() / "worker");
-      policy.read_only.push_back(dirs.shared);
-      policy.writable = {dirs.candidate, cache / "build", cache / "torch_extensions", cache / "triton", cache / "pocl"};
-      policy.devices = options.target.device != "cpu";
-      // Everything else under /tmp (the reference's directory included) stays behind a private tmpfs.
-      spawn.argv = sandboxed_command(*bwrap, policy, command);
-      isolation = "bubblewrap";
-    } else {
-      spawn.argv = command;
-      isolation = options.sandbox ? "process-group (bubblewrap unavailable)" : "process-group (--no-sandbox)";
-    }
-  } else {
+  if (!candidate) {
+    spawn.env = worker_environment(role, options, dirs, threads, false);
     spawn.log_cap_bytes = 256ull << 20;
     spawn.argv = command;
     isolation = "none (trusted reference)";
+    return result;
   }
+  if (!(options.sandbox_tmp_gb > 0))
+    throw InputError(fmt::format("[sandbox] tmp_gb must be a positive number of GiB, not {}", options.sandbox_tmp_gb));
+  if (options.sandbox_uid && *options.sandbox_uid == 0)
+    throw InputError("[sandbox] uid must not be 0: candidates never run as root");
+  const auto run_as = sandbox_ids(options.sandbox_uid);
+  auto bwrap = options.sandbox ? usable_bwrap() : std::nullopt;
+  spawn.env = worker_environment(role, options, dirs, threads, bwrap.has_value());
+  spawn.log_cap_bytes = 16ull << 20;
+  if (options.target.address_space_gb > 0)
+    spawn.limits.address_space_bytes = static_cast<std::uint64_t>(options.target.address_space_gb * (1ull << 30));
+  const auto tmp_bytes = static_cast<std::uint64_t>(options.sandbox_tmp_gb * (1ull << 30));
+  // One file the candidate writes (its outputs) is at most the size of its tmpfs.
+  spawn.limits.file_size_bytes = std::min<std::uint64_t>(8ull << 30, std::max<std::uint64_t>(tmp_bytes, 64ull << 20));
+
+  BuildBrokerSettings broker;
+  broker.python = options.python;
+  broker.env = spawn.env;
+  for (const char* private_var : {"KFORGE_BUILD_FD", "KFORGE_LAUNCH_CACHE", "TORCHINDUCTOR_CACHE_DIR",
+                                  "TRITON_CACHE_DIR", "POCL_CACHE_DIR", "XDG_CACHE_HOME"})
+    broker.env.erase(private_var);
+  broker.env["HOME"] = broker.env["TMPDIR"] = "/tmp";
+  broker.work_root = home.parent_path();
+  broker.timeout_s = options.target.compile_timeout_s;
+
+  if (bwrap) {
+    SandboxPolicy policy;
+    policy.drop_to = run_as;
+    policy.tmp_bytes = tmp_bytes;
+    policy.read_only = runtime_paths(options, spawn.env);
+    broker.compiler_policy = policy;  // the compiler sees no cache and no candidate folder
+    policy.read_only.push_back(cache / "build");
+    policy.read_only.push_back(cache / "torch_extensions");
+    policy.read_only.push_back(dirs.shared);
+    policy.writable = {dirs.candidate};
+    if (options.target.device != "cpu") policy.devices = gpu_device_nodes();
+    // The sandbox binds folders where they really are: name the interpreter by its folder's real path
+    // (a virtualenv linked from elsewhere), keeping its own name so that it still finds its venv.
+    for (auto& word : command)
+      if (word == options.python && fs::path(word).has_parent_path()) {
+        std::error_code ec;
+        fs::path real_dir = fs::canonical(fs::path(word).parent_path(), ec);
+        if (!ec) word = (real_dir / fs::path(word).filename()).string();
+      }
+    spawn.argv = sandboxed_command(*bwrap, policy, command);
+    result.owner = run_as;
+    broker.bwrap = bwrap;
+    broker.run_as = run_as;
+    result.tmp_bytes = tmp_bytes;
+    isolation = "bubblewrap";
+  } else {
+    spawn.argv = command;
+    isolation = options.sandbox ? "process-group (bubblewrap unavailable)" : "process-group (--no-sandbox)";
+  }
+  result.broker = broker;
   return result;
 }
 
 std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
-  fs::create_directories(how.spawn.cwd / "tmp");  // the worker's HOME and TMPDIR
   const fs::path cache = cache_dir();
   for (const char* sub : {"build", "torch_extensions", "inductor", "triton", "pocl"}) fs::create_directories(cache / sub);
-  return Subprocess::spawn(how.spawn);
+  SpawnOptions spawn = how.spawn;
+  fs::create_directories(spawn.cwd / "tmp");  // the worker's HOME and (without a sandbox) TMPDIR
+  if (how.owner) {
+    // The candidate's own folder is the only host folder it may write; its parent (the worker's
+    // root, private to kforge) only needs to be passable.
+    const auto [uid, gid] = *how.owner;
+    for (const auto& entry : fs::recursive_directory_iterator(spawn.cwd))
+      if (lchown(entry.path().c_str(), uid, gid) != 0) throw InternalError(fmt::format("chown {}", entry.path().string()));
+    if (chown(spawn.cwd.c_str(), uid, gid) != 0) throw InternalError(fmt::format("chown {}", spawn.cwd.string()));
+    fs::permissions(spawn.cwd.parent_path(), fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
+  }
+  std::shared_ptr<BuildBroker> broker;
+  if (how.broker) {
+    broker = std::make_shared<BuildBroker>(*how.broker);
+    spawn.channel_fd = broker->worker_end();
+  }
+  auto process = Subprocess::spawn(spawn);
+  if (broker) {
+    broker->close_worker_end();
+    process->attach(broker);
+  }
+  return process;
 }
 
 LaunchedWorker launch_worker(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "eval/build_broker.h"
 #include "eval/eval_options.h"
 #include "util/subprocess.h"
 
@@ -23,10 +24,12 @@ struct WorkerDirs {
 extern const char* const kWorkerEnvAllowlist[];
 
 // The worker's complete environment: the allowlist, the target's [env], kforge's own settings.
+// `sandboxed`: the candidate's private folders (HOME, TMPDIR, launch-time caches) are on its tmpfs.
 std::map<std::string, std::string> worker_environment(WorkerRole role, const EvalOptions& options,
-                                                      const WorkerDirs& dirs, int threads);
+                                                      const WorkerDirs& dirs, int threads, bool sandboxed = false);
 
-// Which interpreter runs the worker: --python, config worker.python, <data>/.venv, python3.
+// Which interpreter runs the worker: --python, config worker.python, <data>/.venv (a build tree),
+// $XDG_DATA_HOME/kforge/venv (an installed kforge, share/kforge/setup-worker.sh), python3.
 std::string resolve_python(const std::string& from_flag, const std::string& from_config);
 
 // Everything needed to start a worker, not yet started: the pool compares these to tell whether an
@@ -34,11 +37,15 @@ std::string resolve_python(const std::string& from_flag, const std::string& from
 struct WorkerSpawn {
   SpawnOptions spawn;
   std::string isolation;  // "bubblewrap" or "process-group" (with the reason bubblewrap was not used)
+  std::optional<BuildBrokerSettings> broker;  // a candidate's build channel
+  std::optional<std::uint64_t> tmp_bytes;     // the size of its private tmpfs, when sandboxed
+  std::optional<HostIds> owner;               // the uid its own folder must belong to (kforge is root)
 };
 
 WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads);
 
-// Starts a described worker (making its HOME and the shared compile caches first).
+// Starts a described worker (making its directories, owned by the sandbox's uid, the shared compile
+// caches and the candidate's build broker first).
 std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how);
 
 struct LaunchedWorker {

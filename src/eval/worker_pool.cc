@@ -1,10 +1,19 @@
 #include "eval/worker_pool.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/sandbox.h"
 
 namespace kforge {
 
@@ -29,7 +38,57 @@ json warm_args(const EvalOptions& options, int threads, bool preload) {
           {"language", preload ? options.target.language : ""}};
 }
 
+// Whether `pid` is a running kforge (a reused pid of another program does not count).
+bool kforge_running(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  std::getline(comm, name);
+  return name.empty() || name == "kforge" || name.rfind("kforge", 0) == 0;
+}
+
+std::filesystem::path temp_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? fs::path(tmp) : fs::path("/tmp");
+}
+
 }  // namespace
+
+int remove_stale_worker_dirs(const fs::path& temp_dir) {
+  static const std::regex pattern(R"(kforge-(eval|ref)-(\d+)-\w+)");
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(temp_dir, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, m, pattern) || entry.is_symlink() || !entry.is_directory()) continue;
+    const long owner = std::stol(m[2].str());
+    if (owner == getpid() || kforge_running(owner)) continue;
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    if (!rm) ++removed;
+  }
+  return removed;
+}
+
+std::optional<std::string> PooledWorker::disk_breach() const {
+  if (!tmp_bytes || !client) return std::nullopt;
+  // A full tmpfs: what the candidate wrote was stopped by the size limit.
+  if (auto usage = sandbox_tmp_usage(client->process().pid());
+      usage && usage->used_bytes + (1u << 20) >= usage->size_bytes)
+    return fmt::format("the candidate filled its private /tmp ({} MiB, [sandbox] tmp_gb)", usage->size_bytes >> 20);
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(home, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
+  }
+  if (total > *tmp_bytes)
+    return fmt::format("the candidate wrote {} MiB into its folder, more than its {} MiB quota ([sandbox] tmp_gb)",
+                       total >> 20, *tmp_bytes >> 20);
+  return std::nullopt;
+}
 
 std::string worker_pool_key(WorkerRole role, const EvalOptions& options, int threads) {
   const WorkerDirs placeholders{"/kforge-pool/shared", "/kforge-pool/reference", "/kforge-pool/candidate"};
@@ -76,7 +135,14 @@ json WorkerPair::describe() const {
   return j;
 }
 
-WorkerPool::WorkerPool(int spare_candidates, StartAhead when) : spare_candidates_(spare_candidates), when_(when) {}
+WorkerPool::WorkerPool(int spare_candidates, StartAhead when) : spare_candidates_(spare_candidates), when_(when) {
+  // Once per kforge process: folders of crashed runs go before new ones are made.
+  static std::once_flag swept;
+  std::call_once(swept, [] {
+    if (int n = remove_stale_worker_dirs(temp_root()))
+      spdlog::info("removed {} worker folder(s) left by kforge processes that are no longer running", n);
+  });
+}
 
 WorkerPool::~WorkerPool() {
   std::vector<std::unique_ptr<PooledWorker>> idle;
@@ -93,7 +159,8 @@ std::unique_ptr<PooledWorker> WorkerPool::start(WorkerRole role, const EvalOptio
                                                 const std::string& key, bool ahead) {
   const bool candidate = role == WorkerRole::kCandidate;
   auto worker = std::make_unique<PooledWorker>();
-  worker->root = make_temp_dir(candidate ? "kforge-eval-" : "kforge-ref-");
+  // The owner's pid in the name: a later kforge removes the folder if this process dies without doing so.
+  worker->root = make_temp_dir(fmt::format("{}{}-", candidate ? "kforge-eval-" : "kforge-ref-", getpid()));
   worker->home = worker->root / (candidate ? "candidate" : "reference");
   WorkerDirs dirs;
   if (candidate) {
@@ -107,6 +174,7 @@ std::unique_ptr<PooledWorker> WorkerPool::start(WorkerRole role, const EvalOptio
   WorkerSpawn how = worker_spawn(role, options, dirs, threads);
   how.spawn.log_file = worker->root / "start.log";  // until an evaluation takes it
   worker->isolation = how.isolation;
+  worker->tmp_bytes = how.tmp_bytes;
   worker->origin = ahead ? "started ahead" : "started";
   worker->key = key;
   if (!candidate) worker->problem = fs::absolute(options.problem);

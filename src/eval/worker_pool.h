@@ -41,6 +41,11 @@ struct PooledWorker {
   std::optional<PendingRequest> preparing;
   std::optional<WorkerReply> start_failure;  // the worker did not get ready (its reply to `preparing`)
   int evaluations = 0;           // evaluations served so far
+  std::optional<std::uint64_t> tmp_bytes;  // candidate in a sandbox: the size of its private tmpfs
+
+  // Why the candidate's writing broke its quota (its tmpfs is full, or its own folder holds more than
+  // the tmpfs size), or none. Read from outside, while the worker still runs.
+  std::optional<std::string> disk_breach() const;
 
   // Reads the answer to `preparing` if it is still outstanding (requests sent after it wait behind it
   // in the worker). False when the worker did not get ready: start_failure says why.
@@ -108,6 +113,10 @@ class WorkerPool {
   std::vector<std::function<void()>> held_starts_;  // starts asked for while quiet
   std::vector<std::thread> retiring_;
 };
+
+// Removes worker folders (kforge-eval-PID-*, kforge-ref-PID-*) that a kforge process which is no longer
+// running left in `temp_dir` (a crash, a kill -9). Returns how many were removed.
+int remove_stale_worker_dirs(const std::filesystem::path& temp_dir);
 
 // The key under which an idle worker can stand in for a new one: everything its start depends on
 // (command, environment, sandbox, limits, device), with its own directories left out.

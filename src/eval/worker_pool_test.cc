@@ -1,5 +1,6 @@
 #include "eval/worker_pool.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -54,6 +55,27 @@ TEST_F(WorkerPoolKey, AWorkerStandsInOnlyForOneStartedTheSameWay) {
   const std::string before = worker_pool_key(WorkerRole::kReference, base_, 2);
   write("a.py", "class Model: pass  # edited\n");
   EXPECT_NE(worker_pool_key(WorkerRole::kReference, base_, 2), before);
+}
+
+TEST(StaleWorkerDirs, OnlyFoldersOfKforgeProcessesThatAreGoneAreRemoved) {
+  const fs::path tmp = fs::temp_directory_path() / ("kforge-stale-test-" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+  // A pid that is certainly free: a child that has exited and been waited for.
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const fs::path gone = tmp / ("kforge-eval-" + std::to_string(dead) + "-abc123");
+  const fs::path gone_ref = tmp / ("kforge-ref-" + std::to_string(dead) + "-def456");
+  const fs::path mine = tmp / ("kforge-eval-" + std::to_string(getpid()) + "-ghi789");
+  const fs::path other = tmp / "kforge-eval-xyz";  // no owner in its name: not ours to judge
+  for (const auto& d : {gone, gone_ref, mine, other}) fs::create_directories(d / "candidate");
+  std::ofstream(gone / "candidate" / "outputs.pt") << "left by a crash";
+  EXPECT_EQ(remove_stale_worker_dirs(tmp), 2);
+  EXPECT_FALSE(fs::exists(gone));
+  EXPECT_FALSE(fs::exists(gone_ref));
+  EXPECT_TRUE(fs::exists(mine)) << "this process is alive";
+  EXPECT_TRUE(fs::exists(other));
+  fs::remove_all(tmp);
 }
 
 }  // namespace

@@ -32,6 +32,8 @@ CheckReply CheckReply::decode(const json& body) {
   r.max_abs_error = stats.value("max_abs_error", 0.0);
   r.max_rel_error = stats.value("max_rel_error", 0.0);
   r.tolerances = stats.value("tolerances", json::object());
+  if (body.contains("library_calls") && body["library_calls"].is_array())
+    r.library_calls = body["library_calls"].get<std::vector<std::string>>();
   return r;
 }
 
@@ -43,6 +45,12 @@ TimedBlockReply TimedBlockReply::decode(const json& body) {
       r.events.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
   r.tampered = body.value("tampered", json::array());
   if (body.contains("device_state")) r.device_state = body["device_state"];
+  for (const auto& rep : body.value("inputs_changed", json::array()))
+    if (rep.is_number_integer()) r.inputs_changed.push_back(rep.get<int>());
+  r.inputs_changed_count = body.value("inputs_changed_count", static_cast<int>(r.inputs_changed.size()));
+  if (body.contains("untimed_ms") && body["untimed_ms"].is_number()) r.untimed_ms = body["untimed_ms"].get<double>();
+  for (const auto& t : body.value("new_output_types", json::array()))
+    if (t.is_string()) r.new_output_types.push_back(t.get<std::string>());
   return r;
 }
 

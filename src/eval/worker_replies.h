@@ -31,6 +31,7 @@ struct CheckReply {
   double max_abs_error = 0;
   double max_rel_error = 0;
   nlohmann::json tolerances = nlohmann::json::object();
+  std::optional<std::vector<std::string>> library_calls;  // allowed library operators the candidate ran
 
   static CheckReply decode(const nlohmann::json& body);
 };
@@ -41,6 +42,10 @@ struct TimedBlockReply {
   std::vector<std::pair<std::string, std::string>> events;  // runtime events seen during the block
   nlohmann::json tampered = nlohmann::json::array();        // patched objects seen during the block
   std::optional<nlohmann::json> device_state;               // clocks after the block (reference, GPU)
+  std::vector<int> inputs_changed;                          // repetitions that left their inputs changed
+  int inputs_changed_count = 0;
+  std::vector<std::string> new_output_types;                // output types no correctness run returned
+  double untimed_ms = 0;                                    // spent between repetitions (swaps, kept outputs)
 
   static TimedBlockReply decode(const nlohmann::json& body);
 };

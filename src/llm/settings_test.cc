@@ -1,6 +1,7 @@
 // Parsing of the [llm] section of kforge.toml.
 #include "llm/settings.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "util/errors.h"
@@ -107,6 +108,38 @@ TEST(Settings, RejectsWrongTypesWithTheKeyName) {
   EXPECT_NE(message("[llm]\nstream = 1").find("true or false"), std::string::npos);
   EXPECT_NE(message("[llm.prices.\"openai:x\"]\ninput_per_mtok = 1").find("output_per_mtok"), std::string::npos);
   EXPECT_NE(message("[llm.openai]\nmax_tokens_field = \"tokens\"").find("max_tokens_field"), std::string::npos);
+}
+
+// config/config.h lists the keys kforge knows; each llm.* one must really be read here: a value
+// of the wrong type for it has to stop the loader with the key's name.
+TEST(Settings, ReadsEveryKnownLlmKey) {
+  int checked = 0;
+  for (const auto& key : known_keys()) {
+    std::string dotted(key.dotted);
+    if (!dotted.starts_with("llm.")) continue;
+    for (auto star = dotted.find('*'); star != std::string::npos; star = dotted.find('*'))
+      dotted.replace(star, 1, dotted.starts_with("llm.prices") ? "\"openai:x\"" : "openai");
+    auto last_dot = dotted.rfind('.');
+    std::string section = dotted.substr(0, last_dot), name = dotted.substr(last_dot + 1);
+    // A wrong-typed value: a table where a string, number or boolean is expected.
+    std::string text = fmt::format("[{}]\n{} = [1]\n", section, name);
+    try {
+      load_llm_settings(config_of(text));
+      ADD_FAILURE() << dotted << " is listed in known_keys() but not read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(Settings, TheAnnotatedExampleLoads) {
+  Config c;
+  c.table = toml::parse_file((std::filesystem::path(KFORGE_SOURCE_DIR) / "examples" / "kforge.toml").string());
+  LlmSettings s = load_llm_settings(c);
+  EXPECT_EQ(s.provider, "openai:gpt-4o");
+  EXPECT_TRUE(s.prices.find("openai:gpt-4o"));
 }
 
 }  // namespace

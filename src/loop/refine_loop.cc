@@ -13,13 +13,24 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
 #include "agent/feedback.h"
 #include "agent/recommendations.h"
+#include "agent/reply_idea.h"
 #include "agent/reply_parser.h"
+#include "agent/source_diff.h"
 #include "eval/evaluator.h"
 #include "eval/worker_pool.h"
 #include "llm/errors.h"
+#include "loop/attempt_history.h"
+#include "loop/keep_decision.h"
+#include "loop/measurement_check.h"
+#include "loop/pair_timing.h"
+#include "loop/problem_facts.h"
 #include "loop/speed_compare.h"
+#include "loop/transfer_source.h"
 #include "profile/profiler.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -36,30 +47,17 @@ std::string candidate_step(int round, int sample, int attempt) {
 
 namespace {
 
-constexpr std::size_t kHistoryKept = 8;  // feedback lines carried into later prompts
-
 // Ends the run early: Ctrl-C, or a problem the candidate cannot fix (the reference is broken).
 struct RunStopped {
   std::string status, reason, message;
 };
 
-std::string fmt2(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string(); }
-
-// Which platform a working kernel was written for, from the helper it imports.
-std::string platform_of(const std::string& source) {
-  if (source.find("kforge_worker import ocl") != std::string::npos || source.find("kforge_worker.ocl") != std::string::npos)
-    return "opencl";
-  if (source.find("kforge_worker import native") != std::string::npos ||
-      source.find("kforge_worker.native") != std::string::npos)
-    return "cpu";
-  if (source.find("load_inline") != std::string::npos) return "cuda";
-  return "another";
-}
 
 struct Attempt {
-  std::string step, sha256, source;
+  std::string step, sha256, source, idea;
   json eval;
   std::string eval_step;
+  MeasurementFlags flags;  // what stayed wrong with its measurement after a re-measurement
 };
 
 struct SampleOutcome {
@@ -68,8 +66,12 @@ struct SampleOutcome {
   std::string summary;          // how the sample ended, one line
 };
 
-struct HistoryLine {
-  std::string step, summary;
+// The latest correct candidate and what was decided about it, for the next prompts.
+struct LatestAttempt {
+  Attempt attempt;
+  std::string verdict, reason;
+  bool became_best = false;
+  std::string previous_best_step, previous_best_source;  // when it became the best
 };
 
 struct EvalProgress {
@@ -81,6 +83,8 @@ void on_eval_progress(const std::string& phase, void* user) {
   auto* p = static_cast<EvalProgress*>(user);
   if (p->progress) p->progress->set_candidate(p->step, phase);
 }
+
+std::string ratio_text(const std::optional<Ratio>& r) { return r ? r->text() : std::string("-"); }
 
 class Refiner {
  public:
@@ -111,12 +115,16 @@ class Refiner {
 
   llm::Response call_llm(const std::string& step, const llm::Request& request);
   json evaluate_step(const std::string& step, const fs::path& file, const std::string& source, bool timing, int trials);
-  SampleOutcome run_sample(int round, int sample, const std::string& system, const std::string& user);
+  SampleOutcome run_sample(int round, int sample, std::vector<llm::Message>& messages);
+  bool time_and_check(int round, Attempt& a, std::string& summary);
+  void judge(int round, std::vector<Attempt>& correct, std::map<std::string, std::string>& verdicts);
+  KeepDecision keep_decision(int round, const Attempt& a);
   std::vector<std::string> analyze(int round);
   json profile_best(int round, const std::string& analyze_step);
   json base_context() const;
-  json history_json() const;
-  void accept(int round, const Attempt& a, const std::string& reason);
+  json round_context(int round, const std::vector<std::string>& recs);
+  void accept(int round, const Attempt& a, const std::string& reason, const json& keep);
+  void record_history(int round, const Attempt& a, const std::string& verdict, std::optional<Ratio> vs_best);
   std::optional<std::string> stop_reason(int round) const;
 
   RunContext& ctx_;
@@ -132,10 +140,14 @@ class Refiner {
   std::int64_t tokens_ = 0;
   double cost_ = 0;
   std::optional<BestCandidate> best_;
+  MeasurementFlags best_flags_;
   std::optional<std::pair<std::string, json>> last_profile_;  // the best candidate's sha256 and profile
-  std::vector<HistoryLine> history_;
+  std::vector<AttemptRecord> history_;
+  std::optional<LatestAttempt> latest_;
+  std::string best_shown_;  // the best whose source the generation conversations last saw
   int stale_rounds_ = 0;
-  std::string reference_, notes_, example_reference_, example_candidate_, transfer_;
+  ProblemFacts facts_;
+  std::string notes_, example_reference_, example_candidate_, transfer_, transfer_target_;
 };
 
 llm::Response Refiner::call_llm(const std::string& step, const llm::Request& request) {
@@ -144,6 +156,15 @@ llm::Response Refiner::call_llm(const std::string& step, const llm::Request& req
     response = llm::response_from_json(stored->response);
   } else {
     check_cancel();
+    std::size_t chars = 0;
+    std::string parts;
+    for (const auto& m : request.messages) {
+      std::size_t n = 0;
+      for (const auto& p : m.content) n += p.text.size();
+      chars += n;
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", llm::role_name(m.role), n);
+    }
+    spdlog::debug("{}: request of {} characters in {} messages ({})", step, chars, request.messages.size(), parts);
     std::unique_lock<std::shared_mutex> children(children_mutex_, std::defer_lock);
     if (ctx_.provider_spawns_processes) children.lock();
     response = ctx_.provider->complete(request);
@@ -196,21 +217,43 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
   return result.doc;
 }
 
-json Refiner::history_json() const {
-  json h = json::array();
-  std::size_t from = history_.size() > kHistoryKept ? history_.size() - kHistoryKept : 0;
-  for (std::size_t i = from; i < history_.size(); ++i) h.push_back({{"step", history_[i].step}, {"summary", history_[i].summary}});
-  return h;
-}
-
 json Refiner::base_context() const {
   json ctx = {{"problem_name", fs::path(opt_.problem).stem().string()},
               {"target", {{"name", ctx_.target.name}, {"description", ctx_.target.description}, {"language", ctx_.target.language}}},
-              {"reference", reference_},
+              {"reference", facts_.source},
+              {"shapes", facts_.shapes},
+              {"shapes_note", facts_.note},
               {"notes", notes_},
               {"example", {{"reference", example_reference_}, {"candidate", example_candidate_}}},
-              {"history", history_json()}};
-  ctx["has_history"] = !ctx["history"].empty();
+              {"history", history_rows(history_)}};
+  ctx["has_history"] = !history_.empty();
+  return ctx;
+}
+
+// What round `round` (>= 1) adds to each generation conversation: the best (its source only when the
+// conversations have not seen it), every attempt, the latest rejected attempt's diff, the advice.
+json Refiner::round_context(int round, const std::vector<std::string>& recs) {
+  json ctx = base_context();
+  ctx["round"] = round;
+  if (best_) {
+    ctx["best"] = {{"step", best_->step},
+                   {"source", best_->source},
+                   {"show_source", best_shown_ != best_->step},
+                   {"vs_eager", ratio_text(speedup_ratio(best_->eval, "eager"))}};
+    if (auto c = speedup_ratio(best_->eval, "compile")) ctx["best"]["vs_compile"] = c->text();
+    best_shown_ = best_->step;
+  }
+  if (latest_ && !latest_->became_best && best_) {
+    ctx["rejected"] = {{"step", latest_->attempt.step},
+                       {"verdict", latest_->verdict},
+                       {"reason", latest_->reason},
+                       {"diff", agent::unified_diff(best_->source, latest_->attempt.source, best_->step + " (best)",
+                                                    latest_->attempt.step)}};
+  }
+  json rec_list = json::array();
+  for (std::size_t i = 0; i < recs.size(); ++i) rec_list.push_back({{"rank", i + 1}, {"text", recs[i]}});
+  ctx["recommendations"] = rec_list;
+  ctx["has_recommendations"] = !rec_list.empty();
   return ctx;
 }
 
@@ -219,10 +262,24 @@ std::vector<std::string> Refiner::analyze(int round) {
   json ctx = base_context();
   ctx["candidate"] = {{"step", best_->step}, {"source", best_->source}};
   ctx["timing"] = doc.value("timing", json::object());
-  ctx["speedup_vs_eager"] = fmt2(doc.value("speedup_vs_eager", json()));
-  ctx["speedup_vs_compile"] = fmt2(doc.value("speedup_vs_compile", json()));
-  if (doc.contains("problem_bytes")) ctx["problem_bytes"] = doc["problem_bytes"];
-  if (doc.contains("sol") && !doc["sol"].is_null()) ctx["sol"] = doc["sol"].dump(2);
+  ctx["speedup_vs_eager"] = ratio_text(speedup_ratio(doc, "eager"));
+  if (auto c = speedup_ratio(doc, "compile")) ctx["speedup_vs_compile"] = c->text();
+  std::string flags;
+  for (const auto& r : best_flags_.reasons) flags += (flags.empty() ? "" : "; ") + r;
+  if (!flags.empty()) ctx["flags"] = flags;
+  if (std::string sol = sol_text(doc); !sol.empty()) ctx["sol"] = sol;
+  if (latest_) {
+    const Attempt& a = latest_->attempt;
+    json latest = {{"step", a.step}, {"verdict", latest_->verdict}, {"reason", latest_->reason}};
+    if (latest_->became_best) {
+      latest["direction"] = "from the previous best " + latest_->previous_best_step;
+      latest["diff"] = agent::unified_diff(latest_->previous_best_source, a.source, latest_->previous_best_step, a.step);
+    } else {
+      latest["direction"] = "against the best " + best_->step;
+      latest["diff"] = agent::unified_diff(best_->source, a.source, best_->step + " (best)", a.step);
+    }
+    if (!latest["diff"].get<std::string>().empty()) ctx["latest"] = latest;
+  }
   const std::string step = fmt::format("r{}.analyze", round);
   json profile = profile_best(round, step);
   if (profile.contains("summary")) ctx["profile"] = profile["summary"];
@@ -234,7 +291,7 @@ std::vector<std::string> Refiner::analyze(int round) {
   req.temperature = opt_.temperature;
   if (ctx_.progress) ctx_.progress->set_candidate(step, "performance analysis");
   auto recs = agent::parse_recommendations(call_llm(step, req).text);
-  decide(round, step, "analysis", best_->sha256, {{"recommendations", recs}});
+  decide(round, step, "analysis", best_->sha256, {{"recommendations", recs}, {"best", best_->step}});
   event(fmt::format("round {}: {} recommendation(s) for {}", round, recs.size(), best_->step));
   return recs;
 }
@@ -271,9 +328,7 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
   return doc;
 }
 
-SampleOutcome Refiner::run_sample(int round, int sample, const std::string& system, const std::string& user) {
-  std::vector<llm::Message> messages = {llm::Message::text(llm::Role::kSystem, system),
-                                        llm::Message::text(llm::Role::kUser, user)};
+SampleOutcome Refiner::run_sample(int round, int sample, std::vector<llm::Message>& messages) {
   SampleOutcome out;
   const bool timed = opt_.samples == 1;  // a lone candidate is checked and timed in one evaluation
   for (int a = 0; a <= opt_.max_fix; ++a) {
@@ -293,7 +348,12 @@ SampleOutcome Refiner::run_sample(int round, int sample, const std::string& syst
              {{"status", "unusable_reply"}, {"summary", parsed.problem}, {"truncated", parsed.truncated}});
       out.summary = "unusable reply: " + parsed.problem;
       event(fmt::format("{}: unusable reply ({})", step, parsed.truncated ? "cut off" : "no program"));
-      messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("format.user", {{"problem", parsed.problem}})));
+      {
+        std::lock_guard lock(state_mutex_);
+        history_.push_back({step, round, "unusable reply", {}, {}, {}, {}, ""});
+      }
+      if (!last)
+        messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("format.user", {{"problem", parsed.problem}})));
       continue;
     }
     const std::string sha = ctx_.store->add_run_candidate(ctx_.run_id, step, parsed.code);
@@ -303,20 +363,24 @@ SampleOutcome Refiner::run_sample(int round, int sample, const std::string& syst
 
     const std::string eval_step = step + (timed ? ".eval" : ".check");
     json doc = evaluate_step(eval_step, file, parsed.code, timed, opt_.eval_trials);
-    out.last = Attempt{step, sha, parsed.code, doc, eval_step};
+    out.last = Attempt{step, sha, parsed.code, agent::reply_idea(reply.text, parsed.code), doc, eval_step, {}};
     out.summary = agent::one_line_summary(doc);
     event(fmt::format("{}: {}", step, out.summary));
     if (doc.value("status", "") == status::kCorrect) {
       out.correct = true;
-      json detail = {{"status", "correct"}, {"summary", out.summary}, {"eval_step", eval_step}};
+      json detail = {{"status", "correct"}, {"summary", out.summary}, {"eval_step", eval_step}, {"idea", out.last->idea}};
       if (auto m = candidate_median_ms(doc)) detail["median_ms"] = *m;
-      detail["speedup_vs_eager"] = doc.value("speedup_vs_eager", json());
+      if (auto r = speedup_ratio(doc, "eager")) detail["vs_eager"] = r->to_json();
       decide(round, step, "correct", sha, detail);
       return out;
     }
+    {
+      std::lock_guard lock(state_mutex_);
+      history_.push_back({step, round, doc.value("status", "failed"), {}, {}, {}, {}, out.last->idea});
+    }
     const std::string feedback = agent::functional_feedback(doc);
     decide(round, step, last ? "gave_up" : "feedback", sha,
-           {{"status", doc.value("status", "")}, {"summary", out.summary}, {"feedback", feedback}});
+           {{"status", doc.value("status", "")}, {"summary", out.summary}, {"feedback", feedback}, {"idea", out.last->idea}});
     if (last) break;
     json fctx = {{"feedback", feedback}, {"attempt", a + 1}, {"max_attempts", opt_.max_fix + 1}};
     messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("fix.user", fctx)));
@@ -324,31 +388,143 @@ SampleOutcome Refiner::run_sample(int round, int sample, const std::string& syst
   return out;
 }
 
-void Refiner::accept(int round, const Attempt& a, const std::string& reason) {
+// A correct candidate's timing, checked before use: timed (when its check was untimed), then
+// measured once more when the measurement is over its speed-of-light bound or unstable. A flag that
+// persists stays with the candidate. False when it failed while timed.
+bool Refiner::time_and_check(int round, Attempt& a, std::string& summary) {
+  const fs::path file = ctx_.work_dir / "candidates" / (a.step + ".py");
+  if (!candidate_median_ms(a.eval)) {
+    a.eval_step = a.step + ".time";
+    a.eval = evaluate_step(a.eval_step, file, a.source, true, 1);
+    if (a.eval.value("status", "") != status::kCorrect) {
+      summary = "failed while timed: " + agent::one_line_summary(a.eval);
+      decide(round, a.step, "timing_failed", a.sha256, {{"status", a.eval.value("status", "")}, {"summary", summary}});
+      history_.push_back({a.step, round, "failed while timed", {}, {}, {}, {}, a.idea});
+      return false;
+    }
+  }
+  MeasurementFlags flags = check_measurement(a.eval);
+  if (!flags.any()) return true;
+  event(fmt::format("{}: {}; measuring again", a.step, flags.reasons.front()));
+  json again = evaluate_step(a.step + ".retime", file, a.source, true, 1);
+  if (again.value("status", "") == status::kCorrect) {
+    a.eval = again;
+    a.eval_step = a.step + ".retime";
+    flags = check_measurement(again);
+  }
+  a.flags = flags;
+  if (flags.any()) {
+    decide(round, a.step, "quarantined", a.sha256, flags.to_json());
+    event(fmt::format("{}: measurement marked {} (never used by a stop rule)", a.step, fmt::join(flags.flags, ", ")));
+  }
+  return true;
+}
+
+// The challenger against the best: a stored decision on resume, else timed head to head.
+KeepDecision Refiner::keep_decision(int round, const Attempt& a) {
+  for (const auto& d : ctx_.store->decisions(ctx_.run_id)) {
+    if (d.step != a.step || !d.detail.contains("keep")) continue;
+    const json& k = d.detail["keep"];
+    KeepDecision stored;
+    stored.outcome = k.value("outcome", "");
+    stored.vs_best.point = k.value("ratio", 0.0);
+    stored.vs_best.low = k.value("ci_low", 0.0);
+    stored.vs_best.high = k.value("ci_high", 0.0);
+    stored.vs_best.confidence = k.value("confidence", 0.95);
+    stored.vs_best.rounds = k.value("rounds", 0);
+    stored.measurements = k.value("measurements", 0);
+    stored.reason = k.value("reason", "");
+    stored.detail = k.value("detail", json::array());
+    return stored;
+  }
+  const fs::path best_file = ctx_.work_dir / "candidates" / (best_->step + ".py");
+  const fs::path file = ctx_.work_dir / "candidates" / (a.step + ".py");
+  return decide_keep(
+      [&](int i) {
+        check_cancel();
+        const std::string step = fmt::format("{}.vs_best.{}", a.step, i);
+        EvalOptions o = ctx_.eval_base;
+        o.trials = 1;
+        o.log_dir = ctx_.work_dir / "logs" / step;
+        EvalProgress progress{ctx_.progress, step};
+        std::lock_guard timing(timing_mutex_);
+        std::shared_lock children(children_mutex_);
+        return measure_pair(o, best_file, file, workers_, on_eval_progress, &progress);
+      },
+      opt_.min_gain);
+}
+
+void Refiner::record_history(int round, const Attempt& a, const std::string& verdict, std::optional<Ratio> vs_best) {
+  history_.push_back({a.step, round, verdict, speedup_ratio(a.eval, "eager"), speedup_ratio(a.eval, "compile"), vs_best,
+                      a.flags.flags, a.idea});
+}
+
+void Refiner::accept(int round, const Attempt& a, const std::string& reason, const json& keep) {
   const json& doc = a.eval;
   const json timing = doc.value("timing", json::object());
   auto median = [&](const char* which) {
     return timing.contains(which) && timing[which].is_object() ? timing[which].value("median_ms", json()) : json();
   };
   SpeedVerdict vs_torch = beats_pytorch(doc, opt_.min_gain);
-  auto best_base = speedup_vs_best_baseline(doc);
+  auto eager = speedup_ratio(doc, "eager"), compile = speedup_ratio(doc, "compile");
   json detail = {{"reason", reason},
                  {"eval_step", a.eval_step},
                  {"median_ms", median("candidate")},
                  {"eager_ms", median("eager")},
                  {"compile_ms", median("compile")},
-                 {"speedup_vs_eager", doc.value("speedup_vs_eager", json())},
-                 {"speedup_vs_compile", doc.value("speedup_vs_compile", json())},
-                 {"speedup_vs_best_baseline", best_base ? json(*best_base) : json()},
+                 {"vs_eager", eager ? eager->to_json() : json()},
+                 {"vs_compile", compile ? compile->to_json() : json()},
                  {"beats_pytorch", vs_torch.faster},
-                 {"pytorch_verdict", vs_torch.reason}};
+                 {"pytorch_verdict", vs_torch.reason},
+                 {"flags", a.flags.flags},
+                 {"idea", a.idea}};
+  if (!keep.is_null()) detail["keep"] = keep;
   if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
+  detail["timing_spread"] = timing_spread(doc);
+  if (doc.contains("env")) detail["torch"] = doc["env"].value("torch", "");
   decide(round, a.step, "accepted", a.sha256, detail);
+  std::optional<BestCandidate> previous = best_;
   best_ = BestCandidate{a.step, a.sha256, a.source, doc};
-  if (ctx_.progress) ctx_.progress->set_best(doc.value("speedup_vs_eager", json()).is_number()
-                                                 ? std::optional<double>(doc["speedup_vs_eager"].get<double>())
-                                                 : std::nullopt);
+  best_flags_ = a.flags;
+  latest_ = LatestAttempt{a, "kept", reason, true, previous ? previous->step : "", previous ? previous->source : ""};
+  if (!previous) latest_.reset();  // nothing to compare the first correct candidate with
+  if (ctx_.progress) ctx_.progress->set_best(eager ? std::optional<double>(eager->point) : std::nullopt);
   event(fmt::format("{}: new best ({})", a.step, reason));
+}
+
+// Keep or reject each correct candidate of a round, fastest (against eager) first.
+void Refiner::judge(int round, std::vector<Attempt>& correct, std::map<std::string, std::string>& verdicts) {
+  std::stable_sort(correct.begin(), correct.end(), [](const Attempt& x, const Attempt& y) {
+    auto rx = speedup_ratio(x.eval, "eager"), ry = speedup_ratio(y.eval, "eager");
+    return (rx ? rx->point : 0) > (ry ? ry->point : 0);
+  });
+  for (const auto& a : correct) {
+    if (!best_) {
+      accept(round, a, "first correct candidate", json());
+      record_history(round, a, "kept (first correct)", std::nullopt);
+      verdicts[a.step] = "kept: the first correct candidate";
+      continue;
+    }
+    const std::string best_step = best_->step;
+    KeepDecision k = keep_decision(round, a);
+    Ratio vs_best{k.vs_best.point, k.vs_best.low, k.vs_best.high};
+    std::optional<Ratio> ratio = k.outcome == "failed" ? std::nullopt : std::optional<Ratio>(vs_best);
+    if (k.kept()) {
+      accept(round, a, k.reason, k.to_json());
+      verdicts[a.step] = "kept: " + k.reason;
+    } else {
+      json detail = {{"reason", k.reason}, {"eval_step", a.eval_step}, {"best", best_step}, {"keep", k.to_json()},
+                     {"flags", a.flags.flags}, {"idea", a.idea}};
+      if (auto m = candidate_median_ms(a.eval)) detail["median_ms"] = *m;
+      if (auto r = speedup_ratio(a.eval, "eager")) detail["vs_eager"] = r->to_json();
+      const std::string kind = k.outcome == "undecided" ? "undecided" : "rejected";
+      decide(round, a.step, kind, a.sha256, detail);
+      latest_ = LatestAttempt{a, kind, k.reason, false, "", ""};
+      verdicts[a.step] = kind + " against " + best_step + ": " + k.reason;
+      event(fmt::format("{}: {} against {} ({})", a.step, kind, best_step, k.reason));
+    }
+    record_history(round, a, k.kept() ? "kept" : k.outcome, ratio);
+  }
 }
 
 std::optional<std::string> Refiner::stop_reason(int round) const {
@@ -358,21 +534,27 @@ std::optional<std::string> Refiner::stop_reason(int round) const {
   if (opt_.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - started_).count() >= opt_.time_limit_s)
     return "time";
   if (opt_.patience > 0 && stale_rounds_ >= opt_.patience) return "plateau";
-  if (best_ && opt_.sol_stop > 0) {
-    if (auto f = sol_fraction(best_->eval); f && *f >= opt_.sol_stop) return "speed_of_light";
-  }
+  // A flagged measurement (over its bound, unstable) never stops a run.
+  if (best_ && !best_flags_.any() && sol_stop_reached(best_->eval, opt_.sol_stop)) return "speed_of_light";
   return std::nullopt;
 }
 
 RunOutcome Refiner::run() {
-  reference_ = read_file(opt_.problem);
+  facts_ = describe_problem(ctx_.eval_base.python, opt_.problem, opt_.overrides, ctx_.work_dir / "problem");
+  if (!facts_.note.empty()) event("prompts go without input shapes: " + facts_.note);
   notes_ = fs::exists(ctx_.target.notes) ? read_file(ctx_.target.notes) : "";
   example_reference_ = read_file(ctx_.target.example_reference);
   example_candidate_ = read_file(ctx_.target.example_candidate);
-  if (!opt_.transfer_from.empty()) transfer_ = read_file(opt_.transfer_from);
+  if (!opt_.transfer_from.empty()) {
+    transfer_ = read_file(opt_.transfer_from);
+    transfer_target_ = transfer_source_target(*ctx_.store, transfer_);
+  }
   fs::create_directories(ctx_.work_dir / "candidates");
   fs::create_directories(ctx_.work_dir / "logs");
 
+  // One generation conversation per sample, kept across rounds: the target's notes and example go
+  // only into its first message; each later round adds what is new.
+  std::vector<std::vector<llm::Message>> lanes(static_cast<std::size_t>(opt_.samples));
   RunOutcome outcome;
   int round = 0;
   try {
@@ -387,37 +569,32 @@ RunOutcome Refiner::run() {
       std::vector<std::string> recs;
       if (best_) recs = analyze(round);
 
-      json gctx = base_context();
-      if (!transfer_.empty())
-        gctx["transfer"] = {{"source", transfer_},
-                            {"file", fs::path(opt_.transfer_from).filename().string()},
-                            {"from_target", platform_of(transfer_)}};
-      if (best_) {
-        const json& d = best_->eval;
-        gctx["best"] = {{"step", best_->step},
-                        {"source", best_->source},
-                        {"median_ms", candidate_median_ms(d) ? fmt::format("{:.4g}", *candidate_median_ms(d)) : "?"},
-                        {"speedup_vs_eager", fmt2(d.value("speedup_vs_eager", json()))},
-                        {"speedup_vs_compile", fmt2(d.value("speedup_vs_compile", json()))}};
+      if (round == 0) {
+        json gctx = base_context();
+        if (!transfer_.empty())
+          gctx["transfer"] = {{"source", transfer_},
+                              {"file", fs::path(opt_.transfer_from).filename().string()},
+                              {"from_target", transfer_target_}};
+        const std::string system = ctx_.prompts.render("generate.system", gctx);
+        const std::string user = ctx_.prompts.render("generate.user", gctx);
+        for (auto& lane : lanes)
+          lane = {llm::Message::text(llm::Role::kSystem, system), llm::Message::text(llm::Role::kUser, user)};
+      } else {
+        const std::string user = ctx_.prompts.render("generate.round", round_context(round, recs));
+        for (auto& lane : lanes) lane.push_back(llm::Message::text(llm::Role::kUser, user));
       }
-      json rec_list = json::array();
-      for (std::size_t i = 0; i < recs.size(); ++i) rec_list.push_back({{"rank", i + 1}, {"text", recs[i]}});
-      gctx["recommendations"] = rec_list;
-      gctx["has_recommendations"] = !rec_list.empty();
-      const std::string system = ctx_.prompts.render("generate.system", gctx);
-      const std::string user = ctx_.prompts.render("generate.user", gctx);
 
       // Independent samples: each runs its own functional passes; evaluations are bounded by --jobs.
       std::vector<SampleOutcome> outcomes(static_cast<std::size_t>(opt_.samples));
       std::vector<std::exception_ptr> errors(outcomes.size());
       if (opt_.samples == 1) {
-        outcomes[0] = run_sample(round, 0, system, user);
+        outcomes[0] = run_sample(round, 0, lanes[0]);
       } else {
         std::vector<std::thread> threads;
         for (int s = 0; s < opt_.samples; ++s)
           threads.emplace_back([&, s] {
             try {
-              outcomes[s] = run_sample(round, s, system, user);
+              outcomes[s] = run_sample(round, s, lanes[s]);
             } catch (...) {
               errors[s] = std::current_exception();
             }
@@ -427,55 +604,17 @@ RunOutcome Refiner::run() {
           if (e) std::rethrow_exception(e);
       }
 
-      // Time the correct ones, one at a time (a lone sample was timed already).
+      // Time the correct ones one at a time (a lone sample was timed already) and check each timing.
       std::vector<Attempt> correct;
       for (auto& o : outcomes) {
         if (!o.correct) continue;
         Attempt a = *o.last;
-        if (!candidate_median_ms(a.eval)) {
-          a.eval_step = a.step + ".time";
-          a.eval = evaluate_step(a.eval_step, ctx_.work_dir / "candidates" / (a.step + ".py"), a.source, true, 1);
-          if (a.eval.value("status", "") != status::kCorrect) {
-            o.summary = "failed while timed: " + agent::one_line_summary(a.eval);
-            decide(round, a.step, "timing_failed", a.sha256, {{"status", a.eval.value("status", "")}, {"summary", o.summary}});
-            continue;
-          }
-        }
-        correct.push_back(a);
+        if (time_and_check(round, a, o.summary)) correct.push_back(a);
       }
-      std::stable_sort(correct.begin(), correct.end(), [](const Attempt& x, const Attempt& y) {
-        return candidate_median_ms(x.eval).value_or(1e300) < candidate_median_ms(y.eval).value_or(1e300);
-      });
-
-      bool improved = false;
       std::map<std::string, std::string> verdicts;
-      for (const auto& a : correct) {
-        if (!best_) {
-          accept(round, a, "first correct candidate");
-          improved = true;
-          verdicts[a.step] = "accepted as the first correct candidate";
-          continue;
-        }
-        SpeedVerdict v = faster_than(best_->eval, a.eval, opt_.min_gain);
-        if (v.faster) {
-          accept(round, a, v.reason);
-          improved = true;
-          verdicts[a.step] = "accepted: " + v.reason;
-        } else {
-          json detail = {{"reason", v.reason}, {"eval_step", a.eval_step}, {"best", best_->step}};
-          if (auto m = candidate_median_ms(a.eval)) detail["median_ms"] = *m;
-          detail["speedup_vs_eager"] = a.eval.value("speedup_vs_eager", json());
-          decide(round, a.step, "rejected", a.sha256, detail);
-          verdicts[a.step] = "correct but not faster than " + best_->step + " (" + v.reason + ")";
-          event(fmt::format("{}: not accepted ({})", a.step, v.reason));
-        }
-      }
-      for (std::size_t s = 0; s < outcomes.size(); ++s) {
-        const auto& o = outcomes[s];
-        std::string step = o.last ? o.last->step : candidate_step(round, static_cast<int>(s), opt_.max_fix);
-        auto it = verdicts.find(step);
-        history_.push_back({step, it != verdicts.end() ? it->second : o.summary});
-      }
+      const std::string best_before = best_ ? best_->step : "";
+      judge(round, correct, verdicts);
+      const bool improved = best_ && best_->step != best_before;
       stale_rounds_ = had_best && !improved ? stale_rounds_ + 1 : 0;
     }
     outcome.status = "finished";

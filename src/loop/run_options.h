@@ -51,6 +51,7 @@ struct RunOptions {
   double eval_timeout_s = kDefaultTimeoutS;
   std::uint64_t seed = 0;        // drawn once per run so every evaluation of the run uses the same inputs
   std::string precision = "strict";
+  bool kernels_only = false;     // no library calls allowed, whatever the target lists
   bool sandbox = true;
   std::string python;
   std::map<std::string, std::string> overrides;

@@ -2,8 +2,11 @@
 
 #include <filesystem>
 #include <map>
+#include <regex>
 
 #include <fmt/format.h>
+
+#include "loop/attribution.h"
 
 namespace kforge::loop {
 
@@ -13,6 +16,26 @@ namespace {
 
 std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.get<double>()) : "-"; }
 std::string times(const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
+
+// "1.52x [1.40, 1.61]" for a {point, ci_low, ci_high} object; "-" otherwise.
+std::string ratio(const json& r) {
+  if (!r.is_object() || !r.value("point", json()).is_number()) return "-";
+  const double p = r["point"], lo = r.value("ci_low", p), hi = r.value("ci_high", p);
+  return lo == p && hi == p ? fmt::format("{:.2f}x", p) : fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p, lo, hi);
+}
+
+std::string cell(std::string s, std::size_t max = 110) {
+  for (auto& ch : s)
+    if (ch == '|' || ch == '\n') ch = ' ';
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+// Only candidate steps (r<round>.s<sample>.a<attempt>) make candidate rows.
+bool is_candidate_step(const std::string& step) {
+  static const std::regex pattern(R"(r\d+\.s\d+\.a\d+)");
+  return std::regex_match(step, pattern);
+}
 
 const std::map<std::string, std::string> kStopReasons = {
     {"rounds", "the round budget was used up"},
@@ -26,6 +49,9 @@ const std::map<std::string, std::string> kStopReasons = {
     {"environment_error", "this machine cannot evaluate (see `kforge doctor`)"},
     {"llm_error", "the LLM provider failed"},
 };
+
+// The decision kinds that judge a correct candidate against the best.
+bool is_judgement(const std::string& kind) { return kind == "accepted" || kind == "rejected" || kind == "undecided"; }
 
 }  // namespace
 
@@ -41,7 +67,8 @@ json build_summary(const Store& store, std::int64_t run_id) {
   s["created_at"] = run->created_at;
   s["options"] = run->options;
 
-  // Per candidate step: how its functional passes ended and what was decided about it.
+  // Per candidate step: how its functional passes ended and what was decided about it. Its one
+  // number is its speedup over eager from its own evaluation (point and interval).
   json candidates = json::array();
   std::map<std::string, std::size_t> row_of;
   json best = nullptr;
@@ -60,18 +87,28 @@ json build_summary(const Store& store, std::int64_t run_id) {
       recommendations[std::to_string(d.round)] = d.detail.value("recommendations", json::array());
       continue;
     }
-    if (d.kind == "repaired") continue;
+    if (!is_candidate_step(d.step) || d.kind == "repaired") continue;
     auto it = row_of.find(d.step);
     if (it == row_of.end()) {
       it = row_of.emplace(d.step, candidates.size()).first;
       candidates.push_back({{"round", d.round}, {"step", d.step}, {"candidate_sha256", d.candidate_sha256}});
     }
     json& row = candidates[it->second];
-    if (d.kind == "accepted" || d.kind == "rejected") {
+    if (d.detail.contains("idea") && !d.detail["idea"].get<std::string>().empty()) row["idea"] = d.detail["idea"];
+    if (d.kind == "quarantined") {
+      row["flags"] = d.detail.value("flags", json::array());
+      row["flag_reasons"] = d.detail.value("reasons", json::array());
+      continue;
+    }
+    if (is_judgement(d.kind)) {
       row["decision"] = d.kind;
       row["reason"] = d.detail.value("reason", "");
       if (d.detail.contains("median_ms")) row["median_ms"] = d.detail["median_ms"];
-      if (d.detail.contains("speedup_vs_eager")) row["speedup_vs_eager"] = d.detail["speedup_vs_eager"];
+      if (d.detail.contains("vs_eager")) row["vs_eager"] = d.detail["vs_eager"];
+      const json keep = d.detail.value("keep", json());
+      if (keep.is_object() && keep.value("outcome", "") != "failed")
+        row["vs_best"] = {{"point", keep.value("ratio", 0.0)}, {"ci_low", keep.value("ci_low", 0.0)},
+                          {"ci_high", keep.value("ci_high", 0.0)}, {"measurements", keep.value("measurements", 0)}};
       if (d.kind == "accepted") {
         best = d.detail;
         best["step"] = d.step;
@@ -81,24 +118,33 @@ json build_summary(const Store& store, std::int64_t run_id) {
       }
     } else {
       row["status"] = d.detail.value("status", d.kind);
-      row["summary"] = d.detail.value("summary", "");
+      // A correct candidate's figures are in their own columns; its outcome says only that.
+      row["summary"] = d.kind == "correct" ? "correct" : d.detail.value("summary", "");
       row["outcome"] = d.kind;
       if (d.detail.contains("median_ms")) row["median_ms"] = d.detail["median_ms"];
-      if (d.detail.contains("speedup_vs_eager")) row["speedup_vs_eager"] = d.detail["speedup_vs_eager"];
+      if (d.detail.contains("vs_eager")) row["vs_eager"] = d.detail["vs_eager"];
     }
+  }
+  for (auto& row : candidates)  // the one number, also as a plain field for tools
+    row["speedup_vs_eager"] = row.contains("vs_eager") && row["vs_eager"].is_object() ? row["vs_eager"]["point"] : json();
+  if (best.is_object()) {
+    best["speedup_vs_eager"] = best.value("vs_eager", json()).is_object() ? best["vs_eager"]["point"] : json();
+    best["speedup_vs_compile"] = best.value("vs_compile", json()).is_object() ? best["vs_compile"]["point"] : json();
   }
   json current = nullptr;
   for (int r = 0; r <= max_round; ++r) {
     if (best_at_round.count(r)) current = best_at_round[r];
+    const json eager = current.is_null() ? json() : current.value("vs_eager", json());
     best_by_round.push_back({{"round", r},
                              {"step", current.is_null() ? json() : current["step"]},
-                             {"speedup_vs_eager", current.is_null() ? json() : current["speedup_vs_eager"]},
+                             {"speedup_vs_eager", eager.is_object() ? eager["point"] : json()},
                              {"median_ms", current.is_null() ? json() : current["median_ms"]}});
   }
   s["candidates"] = candidates;
   s["best"] = best;
   s["best_by_round"] = best_by_round;
   s["recommendations"] = recommendations;
+  s["advice"] = attribute_recommendations(recommendations, candidates);
   s["beats_pytorch"] = !best.is_null() && best.value("beats_pytorch", false);
   if (!s.contains("stop_reason")) s["stop_reason"] = run->summary.is_object() ? run->summary.value("stop_reason", "") : "";
 
@@ -115,19 +161,20 @@ json build_summary(const Store& store, std::int64_t run_id) {
   return s;
 }
 
+// One line, one figure per baseline: the evaluator's interleaved estimate with its interval.
 std::string verdict_text(const json& s) {
   const json& best = s.value("best", json());
   if (best.is_null())
     return "No correct candidate was found. Keep using the PyTorch reference.";
   std::string line = fmt::format("Best candidate {}: {} ms, {} vs PyTorch eager", best.value("step", ""),
-                                 ms(best.value("median_ms", json())), times(best.value("speedup_vs_eager", json())));
-  if (best.value("speedup_vs_compile", json()).is_number())
-    line += fmt::format(", {} vs torch.compile", times(best["speedup_vs_compile"]));
-  line += ".";
+                                 ms(best.value("median_ms", json())), ratio(best.value("vs_eager", json())));
+  if (best.value("vs_compile", json()).is_object()) line += fmt::format(", {} vs torch.compile", ratio(best["vs_compile"]));
+  line += " (95% confidence intervals).";
   if (!best.value("beats_pytorch", false))
-    line += fmt::format(
-        " It does not beat the faster of PyTorch eager and torch.compile ({}). Keep using PyTorch for this problem.",
-        best.value("pytorch_verdict", ""));
+    line += " It does not beat the faster of PyTorch eager and torch.compile beyond the noise. Keep using PyTorch for "
+            "this problem.";
+  if (!best.value("flags", json::array()).empty())
+    line += fmt::format(" Its measurement stayed flagged ({}).", best["flags"].dump());
   return line;
 }
 
@@ -136,12 +183,28 @@ std::string markdown_report(const json& s) {
                                 std::filesystem::path(s.value("problem", "")).filename().string(), s.value("target", ""));
   out += fmt::format("**Result.** {}\n\n", s.value("verdict", ""));
   const json usage = s.value("usage", json::object());
+  const json o = s.value("options", json::object());
   std::string stop = s.value("stop_reason", "");
   auto it = kStopReasons.find(stop);
+  std::string overrides;
+  const json set = o.value("overrides", json::object());
+  for (const auto& [k, v] : set.items())
+    overrides += fmt::format("{}`{}={}`", overrides.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
+  const int threads = o.value("threads", 0);
   out += "| | |\n|---|---|\n";
   out += fmt::format("| Problem | `{}` |\n", s.value("problem", ""));
+  out += fmt::format("| Size overrides (`--set`) | {} |\n", overrides.empty() ? "none (the file's sizes)" : overrides);
   out += fmt::format("| Target | `{}` |\n", s.value("target", ""));
   out += fmt::format("| Model | `{}` |\n", s.value("llm", ""));
+  out += fmt::format("| Threads | {} |\n", threads > 0 ? std::to_string(threads) : "all available");
+  out += fmt::format("| Seed | {} |\n", o.value("seed", json()).dump());
+  out += fmt::format("| Precision | {} |\n", o.value("precision", "strict"));
+  out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}% |\n",
+                     o.value("rounds", 0), o.value("samples", 1), o.value("max_fix", 0), o.value("patience", 0),
+                     100 * o.value("min_gain", 0.0));
+  out += fmt::format("| Timing | {} trials, {} repetitions after {} warm-up, torch.compile baseline {} |\n",
+                     o.value("eval_trials", 0), o.value("eval_reps", 0), o.value("eval_warmup", 0),
+                     o.value("compile_baseline", true) ? "on" : "off");
   out += fmt::format("| Status | {} |\n", s.value("status", ""));
   out += fmt::format("| Stopped because | {} |\n", it != kStopReasons.end() ? it->second : stop);
   out += fmt::format("| LLM calls | {} ({} input / {} output tokens, ${:.4f}) |\n", usage.value("calls", 0),
@@ -162,26 +225,32 @@ std::string markdown_report(const json& s) {
                        r.value("step", json()).is_string() ? r["step"].get<std::string>() : "none", ms(r.value("median_ms", json())),
                        times(sp), bar);
   }
-  out += "\n## Candidates\n\n| Round | Candidate | Outcome | Time (ms) | vs eager | Decision |\n|---|---|---|---|---|---|\n";
+  out += "\n## Candidates\n\nvs eager: the candidate's own evaluation; vs best: timed against the best of its time in "
+         "one interleaved measurement. Both with 95% confidence intervals.\n\n"
+         "| Round | Candidate | Outcome | Time (ms) | vs eager | vs best | Decision |\n|---|---|---|---|---|---|---|\n";
   for (const auto& c : s.value("candidates", json::array())) {
-    std::string summary = c.value("summary", "");
-    for (auto& ch : summary)
-      if (ch == '|' || ch == '\n') ch = ' ';
-    if (summary.size() > 110) summary = summary.substr(0, 107) + "...";
+    std::string outcome = c.value("summary", "");
+    if (outcome.empty()) outcome = c.value("status", "correct");
+    for (const auto& f : c.value("flags", json::array())) outcome += " [" + f.get<std::string>() + "]";
     std::string decision = c.value("decision", "");
     if (!decision.empty()) decision += ": " + c.value("reason", "");
-    for (auto& ch : decision)
-      if (ch == '|') ch = ' ';
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.value("round", 0), c.value("step", ""), summary,
-                       ms(c.value("median_ms", json())), times(c.value("speedup_vs_eager", json())), decision);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.value("round", 0), c.value("step", ""), cell(outcome),
+                       ms(c.value("median_ms", json())), ratio(c.value("vs_eager", json())),
+                       ratio(c.value("vs_best", json())), cell(decision, 160));
   }
-  const json recs = s.value("recommendations", json::object());
-  if (!recs.empty()) {
-    out += "\n## Performance analysis\n";
-    for (const auto& [round, items] : recs.items()) {
-      out += fmt::format("\nRound {}:\n\n", round);
-      int i = 0;
-      for (const auto& item : items) out += fmt::format("{}. {}\n", ++i, item.get<std::string>());
+  const json advice = s.value("advice", json::array());
+  if (!advice.empty()) {
+    out += "\n## Which advice paid off\n\nEach recommendation of the performance analysis, the candidates generated "
+           "from it (those that name recommendations are linked to the ones they name) and what was decided.\n\n"
+           "| Round | # | Recommendation | Tried by | Paid off |\n|---|---|---|---|---|\n";
+    for (const auto& a : advice) {
+      std::string tried;
+      for (const auto& t : a.value("tried_by", json::array()))
+        tried += fmt::format("{}{} ({}{})", tried.empty() ? "" : "; ", t.value("step", ""), t.value("decision", ""),
+                             t.value("vs_best", json()).is_object() ? ", " + ratio(t["vs_best"]) + " vs best" : "");
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", a.value("round", 0), a.value("rank", 0),
+                         cell(a.value("text", ""), 200), tried.empty() ? "not tried" : cell(tried, 200),
+                         a.value("paid_off", false) ? "yes" : "no");
     }
   }
   return out;
@@ -196,7 +265,9 @@ std::string text_report(const json& s) {
       round = c.value("round", 0);
       out += fmt::format("round {}\n", round);
     }
-    out += fmt::format("  {:<12} {}", c.value("step", ""), c.value("summary", ""));
+    std::string what = c.value("summary", "");
+    if (what.empty()) what = c.value("status", "correct");
+    out += fmt::format("  {:<12} {:<22} {}", c.value("step", ""), ratio(c.value("vs_eager", json())) + " vs eager", what);
     if (c.contains("decision")) out += fmt::format("  -> {} ({})", c.value("decision", ""), c.value("reason", ""));
     out += "\n";
   }

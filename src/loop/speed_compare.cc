@@ -42,10 +42,6 @@ SpeedVerdict faster_timing(const json& a, const json& b, double min_gain) {
   return v;
 }
 
-SpeedVerdict faster_than(const json& a_doc, const json& b_doc, double min_gain) {
-  return faster_timing(timing_of(a_doc, "candidate"), timing_of(b_doc, "candidate"), min_gain);
-}
-
 SpeedVerdict beats_pytorch(const json& doc, double min_gain) {
   // The evaluator's own verdicts (confidence intervals over interleaved rounds) win when present.
   if (doc.is_object() && doc.contains("speedup") && doc["speedup"].is_object()) {

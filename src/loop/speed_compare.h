@@ -1,7 +1,6 @@
-// When is candidate B faster than A? The loop's decisions hinge on this, and timings on a shared
-// CPU are noisy, so it is a noise-aware test on the timing summaries of two EvalResults rather
-// than a comparison of two medians. Kept apart from the loop so it can switch to the
-// evaluator's own confidence intervals when the EvalResult carries them.
+// Does a candidate beat PyTorch, and the figures read from an EvalResult for the loop's reports and
+// stop rules. Whether a candidate beats the current best is decided head to head instead
+// (keep_decision.h): two EvalResults measured at different times are not compared.
 #pragma once
 
 #include <optional>
@@ -22,9 +21,6 @@ struct SpeedVerdict {
 // do not overlap (B's p75 below A's p25): a difference inside the spread of the measurements is
 // noise, however large the ratio of medians.
 SpeedVerdict faster_timing(const nlohmann::json& a_stats, const nlohmann::json& b_stats, double min_gain);
-
-// Candidate of EvalResult `b` against the candidate of EvalResult `a` (both timed).
-SpeedVerdict faster_than(const nlohmann::json& a_doc, const nlohmann::json& b_doc, double min_gain);
 
 // Does the candidate of `doc` beat the faster of PyTorch eager and torch.compile (whichever
 // were measured in the same evaluation)?

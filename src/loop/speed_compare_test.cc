@@ -23,6 +23,14 @@ nlohmann::json scaled(nlohmann::json doc, double factor, double spread) {
   return doc;
 }
 
+// The noise-aware test on two EvalResults' candidate timings.
+SpeedVerdict faster_than(const nlohmann::json& a, const nlohmann::json& b, double min_gain) {
+  auto candidate = [](const nlohmann::json& doc) {
+    return doc.value("timing", nlohmann::json::object()).value("candidate", nlohmann::json());
+  };
+  return faster_timing(candidate(a), candidate(b), min_gain);
+}
+
 TEST(SpeedCompare, TheSameKernelMeasuredTwiceIsNotFaster) {
   auto a = fixture("relu_fast_a.json"), b = fixture("relu_fast_b.json");
   // Their medians differ by about 20%, inside the measurements' spread.

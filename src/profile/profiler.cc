@@ -243,7 +243,7 @@ json Session::run() {
   try {
     phase("starting workers");
     // One measurement per GPU at a time, across processes (docs/gpu.md).
-    auto lock = DeviceLock::acquire(e.device, state_dir() / "locks", [&](const fs::path& path) {
+    auto lock = DeviceLock::acquire(e.device, e.target.device_lock, state_dir() / "locks", [&](const fs::path& path) {
       phase(fmt::format("waiting for {} (another measurement is running on this GPU)", path.filename().string()));
     });
     {

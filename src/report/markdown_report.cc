@@ -1,15 +1,15 @@
 #include "report/markdown_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "eval/timing_stats.h"
+#include "report/cells.h"
 #include "report/metrics.h"
 
 namespace kforge::report {
 
 using json = nlohmann::json;
-
-std::string format_speedup(const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
-std::string format_percent(const json& f) { return f.is_number() ? fmt::format("{:.0f}%", 100 * f.get<double>()) : "-"; }
 
 namespace {
 
@@ -38,31 +38,46 @@ std::string markdown_report(const json& doc) {
   out += fmt::format("- precision policy: {}\n", b.value("precision", ""));
   out += fmt::format("- status: {} ({} of {} problems done)\n", b.value("status", ""), m.value("done", 0),
                      m.value("problems_in_suite", 0));
-  out += fmt::format("- wall time: {} s\n\n", num(b.value("wall_seconds", json()), "{:.1f}"));
+  out += fmt::format("- wall time: {} s\n", num(b.value("wall_seconds", json()), "{:.1f}"));
+  out += fmt::format("- environment: {}\n", format_environment(b.value("environment", json())));
+  if (b.contains("environment") && b["environment"].contains("command_line"))
+    out += fmt::format("- command: `{}`\n", cell(fmt::format("{}", fmt::join(b["environment"]["command_line"].get<std::vector<std::string>>(), " "))));
+  out += "\n";
 
   out += "## Results\n\n";
   out += fmt::format("Correct: {} of {} problems ({}).\n\n", m.value("correct", 0), m.value("problems", 0),
                      format_percent(m.value("correctness_rate", json())));
-  out += "| metric | vs eager | vs torch.compile | vs faster of the two |\n|---|---|---|---|\n";
+  if (auto w = unstable_warning(m); !w.empty()) out += "**Warning: " + w + "**\n\n";
+  out += "| metric |";
+  for (const auto& c : baseline_columns()) out += fmt::format(" {} |", c.title);
+  out += "\n|---|---|---|---|\n";
   auto measured = [&](const char* b) { return m["baselines_measured"].value(b, false); };
-  for (double p : reported_p_values()) {
-    std::string key = fmt::format("{:g}", p);
-    out += fmt::format("| fast_{} (correct and > {}x faster, share of all problems) |", key, key);
-    for (const char* base : {"eager", "compile", "faster"})
-      out += fmt::format(" {} |", measured(base) ? format_percent(m["fast_p"][base][key]) : "not measured");
-    out += "\n";
-  }
   for (const char* which : {"all_problems", "correct_only"}) {
     out += std::string(which) == "all_problems" ? "| geomean speedup, all problems (failed = 1.0) |"
                                                 : "| geomean speedup, correct problems only |";
-    for (const char* base : {"eager", "compile", "faster"})
-      out += fmt::format(" {} |", measured(base) ? format_speedup(m["geomean_speedup"][base][which]) : "not measured");
+    for (const auto& c : baseline_columns())
+      out += fmt::format(" {} |", measured(c.key) ? format_speedup(m["geomean_speedup"][c.key][which]) : "not measured");
+    out += "\n";
+  }
+  out += "| spread of the per-problem speedups (correct problems) |";
+  for (const auto& c : baseline_columns())
+    out += fmt::format(" {} |", measured(c.key) ? format_quartiles(m["speedup_quartiles"][c.key]) : "not measured");
+  out += "\n";
+  for (double p : reported_p_values()) {
+    std::string key = fmt::format("{:g}", p);
+    out += fmt::format("| fast_{} (correct and > {}x faster, share of all problems) |", key, key);
+    for (const auto& c : baseline_columns())
+      out += fmt::format(" {} |", measured(c.key) ? format_percent(m["fast_p"][c.key][key]) : "not measured");
     out += "\n";
   }
   out += fmt::format("\nMedian speed-of-light: {}.\n",
                      m["median_sol_pct"].is_number()
                          ? fmt::format("{:.3g}% (correct problems with a SOL figure)", m["median_sol_pct"].get<double>())
                          : std::string("no SOL figures"));
+  if (const json sep = m.value("separate_speed_classes", json::object());
+      sep.value("algebraically_cheaper", 0) + sep.value("degenerate", 0) > 0)
+    out += fmt::format("Kept out of fast_p and the geomeans (docs/checks.md, speed classes): {} algebraically cheaper, "
+                       "{} degenerate.\n", sep.value("algebraically_cheaper", 0), sep.value("degenerate", 0));
   if (m.contains("llm")) {
     const json& l = m["llm"];
     out += fmt::format("LLM: {} calls, {} input + {} output tokens, {} USD; per solved problem: {} tokens, {} USD.\n",
@@ -72,17 +87,25 @@ std::string markdown_report(const json& doc) {
   }
 
   out += "\n## Problems\n\n";
-  out += "| problem | status | candidate ms | eager ms | compile ms | vs eager | vs compile | % of SOL | wall s | note |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n";
+  out += "| problem | status | vs faster baseline | vs eager | vs compile | candidate ms | eager ms | compile ms | "
+         "timing spread | % of SOL | wall s | library calls | note |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : doc.at("problems")) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
-                       p.value("status", ""), num(p.value("candidate_ms", json())), num(p.value("eager_ms", json())),
-                       num(p.value("compile_ms", json())), format_speedup(p.value("speedup_vs_eager", json())),
-                       format_speedup(p.value("speedup_vs_compile", json())), num(p.value("sol_pct", json()), "{:.3g}"),
-                       num(p.value("wall_seconds", json()), "{:.1f}"), cell(p.value("message", "")));
+    std::string library;
+    for (const auto& op : p.value("library_calls", json::array()))
+      if (op.is_string()) library += (library.empty() ? "" : ", ") + op.get<std::string>();
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
+                       p.value("status", ""), format_speedup(speedup_vs_faster(p)),
+                       format_speedup(p.value("speedup_vs_eager", json())),
+                       format_speedup(p.value("speedup_vs_compile", json())), format_time_with_spread(p, "candidate"),
+                       format_time_with_spread(p, "eager"), format_time_with_spread(p, "compile"), format_stability(p),
+                       num(p.value("sol_pct", json()), "{:.3g}"), num(p.value("wall_seconds", json()), "{:.1f}"), cell(library.empty() ? "-" : library),
+                       cell(p.value("message", "")));
   }
-  out += "\nSpeedups are baseline median time / candidate median time from interleaved measurements; "
-         "times in milliseconds.\n";
+  out += fmt::format("\nSpeedups are baseline median time / candidate median time from interleaved measurements; "
+                     "times in milliseconds, median (25th-75th percentile). Timing spread: the largest interquartile "
+                     "range of the problem's timed functions relative to its median; unstable over {:.0f}%.\n",
+                     100 * kUnstableIqrRel);
   return out;
 }
 

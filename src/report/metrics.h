@@ -8,6 +8,9 @@
 //   geomean (all)         geometric mean of the speedups over all problems, a failed problem
 //                         counting as 1.0 (the user keeps PyTorch)
 //   geomean (correct)     geometric mean over the correct problems only
+// Problems whose speed class is not "standard" (an algebraically cheaper rewrite, a degenerate
+// problem: docs/checks.md) are kept out of fast_p and the geomeans, numerator and denominator, and
+// counted separately; they still count in the correctness rate.
 // Baselines: eager PyTorch, torch.compile, and the faster of the two for each problem.
 #pragma once
 
@@ -28,7 +31,12 @@ struct ProblemResult {
   std::optional<double> speedup_vs_eager;    // baseline median / candidate median
   std::optional<double> speedup_vs_compile;
   std::optional<double> sol_pct;             // candidate's % of speed-of-light
+  bool unstable = false;                     // some timing's IQR over kUnstableIqrRel of its median
+  std::string speed_class = "standard";      // "standard", "algebraically_cheaper", "degenerate"
 };
+
+// Whether a problem's speedups take part in fast_p and the geomeans.
+bool in_speed_metrics(const ProblemResult& r);
 
 // Reads the fields above from an outcome document (src/bench/outcome.h).
 ProblemResult problem_result_from_json(const nlohmann::json& outcome);
@@ -46,12 +54,21 @@ double fast_p(const std::vector<ProblemResult>& results, double p, Baseline b);
 // there is nothing to average.
 std::optional<double> geomean_speedup(const std::vector<ProblemResult>& results, Baseline b, bool correct_only);
 
+// The 25th, 50th and 75th percentiles of the per-problem speedups over the correct, measured
+// problems in the speed metrics (the spread behind a geometric mean); nullopt when there are none.
+struct Quartiles {
+  double p25 = 0, median = 0, p75 = 0;
+};
+std::optional<Quartiles> speedup_quartiles(const std::vector<ProblemResult>& results, Baseline b);
+
 // Median % of speed-of-light over the correct problems that have the figure.
 std::optional<double> median_sol_pct(const std::vector<ProblemResult>& results);
 
 // All metrics as one JSON object: correct, problems, correctness_rate, fast_p (per baseline, for
-// p in {0, 1, 1.5, 2}), geomean_speedup (per baseline: all_problems, correct_only), median_sol_pct,
-// and which baselines were measured.
+// p in {0, 1, 1.5, 2}), geomean_speedup (per baseline: all_problems, correct_only), speedup_quartiles
+// (per baseline: p25, median, p75, or null), unstable (how many correct problems have an unstable
+// timing), median_sol_pct, and which baselines were measured; separate_speed_classes counts the
+// problems kept out of the speed metrics.
 nlohmann::json compute_metrics(const std::vector<ProblemResult>& results);
 
 // The p values the reports list.

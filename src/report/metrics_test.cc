@@ -72,6 +72,44 @@ TEST(Metrics, ComputeMetricsReportsEveryBaselineAndWhatWasMeasured) {
   EXPECT_TRUE(m["median_sol_pct"].is_null());
 }
 
+TEST(Metrics, QuartilesOfTheSpeedupsOfCorrectProblems) {
+  std::vector<ProblemResult> r = {correct(1.0, 0.5), correct(2.0, 4.0), correct(3.0), correct(5.0, 1.0), failed()};
+  auto q = speedup_quartiles(r, Baseline::kEager);
+  ASSERT_TRUE(q);
+  EXPECT_DOUBLE_EQ(q->p25, 1.75);  // 1, 2, 3, 5: interpolated between ranks
+  EXPECT_DOUBLE_EQ(q->median, 2.5);
+  EXPECT_DOUBLE_EQ(q->p75, 3.5);
+  auto f = speedup_quartiles(r, Baseline::kFaster);  // 0.5, 2, 3, 1 -> 0.5, 1, 2, 3
+  EXPECT_DOUBLE_EQ(f->median, 1.5);
+  EXPECT_FALSE(speedup_quartiles({failed()}, Baseline::kEager));
+}
+
+TEST(Metrics, CountsCorrectProblemsWithUnstableTimings) {
+  ProblemResult noisy = correct(2.0), noisy_failure = failed();
+  noisy.unstable = noisy_failure.unstable = true;
+  auto m = compute_metrics({noisy, correct(1.0), noisy_failure});
+  EXPECT_EQ(m["unstable"], 1);
+  EXPECT_DOUBLE_EQ(m["speedup_quartiles"]["eager"]["p75"].get<double>(), 1.75);
+  EXPECT_TRUE(m["speedup_quartiles"]["compile"].is_null());
+  EXPECT_TRUE(problem_result_from_json({{"correct", true}, {"unstable", true}}).unstable);
+}
+
+TEST(Metrics, SpeedClassesOtherThanStandardAreCountedApart) {
+  ProblemResult rewrite = correct(50.0);
+  rewrite.speed_class = "algebraically_cheaper";
+  ProblemResult constant = correct(1000.0);
+  constant.speed_class = "degenerate";
+  nlohmann::json m = compute_metrics({correct(2.0), failed(), rewrite, constant});
+  EXPECT_EQ(m["correct"], 3);  // still correct
+  EXPECT_NEAR(m["fast_p"]["eager"]["1"].get<double>(), 0.5, 1e-12);  // 1 of the 2 standard problems
+  EXPECT_NEAR(m["geomean_speedup"]["eager"]["all_problems"].get<double>(), std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(m["geomean_speedup"]["eager"]["correct_only"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(m["separate_speed_classes"]["algebraically_cheaper"], 1);
+  EXPECT_EQ(m["separate_speed_classes"]["degenerate"], 1);
+  EXPECT_EQ(problem_result_from_json({{"correct", true}, {"speed_class", "degenerate"}}).speed_class, "degenerate");
+  EXPECT_EQ(problem_result_from_json({{"correct", true}, {"speed_class", nullptr}}).speed_class, "standard");
+}
+
 TEST(Metrics, ReadsOutcomeDocuments) {
   auto r = problem_result_from_json({{"correct", true}, {"speedup_vs_eager", 1.5}, {"speedup_vs_compile", nullptr},
                                      {"sol_pct", 42.0}});

@@ -1,86 +1,117 @@
 #include "target/readiness.h"
 
-#include <utility>
+#include <glob.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <sstream>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
+#include <fmt/ranges.h>
 
-#include "util/errors.h"
+#include "util/subprocess.h"
 
 namespace kforge {
 
-const char* readiness_name(Readiness r) {
-  switch (r) {
-    case Readiness::kRunnable: return "runnable";
-    case Readiness::kCompileOnly: return "compile-only";
-    case Readiness::kNeedsHardware: return "needs hardware";
-    case Readiness::kNotReady: return "not ready";
+namespace fs = std::filesystem;
+
+const char* readiness_label(ReadinessState state) {
+  switch (state) {
+    case ReadinessState::kRunnable: return "runnable";
+    case ReadinessState::kCompileOnly: return "compile-only";
+    case ReadinessState::kNeedsHardware: return "needs hardware";
+    case ReadinessState::kMissingSoftware: return "not installed";
   }
   return "?";
 }
 
-ReadinessNeeds readiness_needs(const Target& target) {
-  const auto file = target.dir / "target.toml";
-  toml::table t;
-  try {
-    t = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}: invalid TOML: {}", file.string(), e.source().begin.line, e.description()));
-  }
-  ReadinessNeeds needs;
-  const toml::node_view<const toml::node> table = std::as_const(t)["readiness"];
-  if (!table) return needs;
-  if (!table.is_table()) throw InputError(fmt::format("{}: [readiness] must be a table", file.string()));
-  auto list = [&](const char* key, std::vector<std::string>& out) {
-    auto node = table[key];
-    if (!node) return;
-    auto* arr = node.as_array();
-    if (!arr) throw InputError(fmt::format("{}: readiness.{} must be a list of strings", file.string(), key));
-    for (const auto& el : *arr) {
-      auto s = el.value<std::string>();
-      if (!s) throw InputError(fmt::format("{}: readiness.{} must be a list of strings", file.string(), key));
-      out.push_back(*s);
-    }
-  };
-  list("python_modules", needs.python_modules);
-  list("tools", needs.tools);
-  if (auto node = table["compile_only"]) {
-    if (!node.is_boolean()) throw InputError(fmt::format("{}: readiness.compile_only must be true or false", file.string()));
-    needs.compile_only = node.value_or(false);
-  }
-  needs.hint = table["hint"].value_or(std::string{});
-  return needs;
+namespace {
+
+bool on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+  return false;
 }
 
-TargetReadiness target_readiness(const Target& target, const ReadinessNeeds& needs, const MachineFacts& facts) {
-  TargetReadiness r;
-  if (!facts.torch_problem.empty())
-    r.problems.push_back(fmt::format("the worker's interpreter cannot import torch ({}): run scripts/setup.sh, or point "
-                                     "--python / worker.python at an interpreter with torch",
-                                     facts.torch_problem));
-  for (const auto& m : needs.python_modules)
-    if (!facts.python_modules.count(m))
-      r.problems.push_back(fmt::format("Python module {} is not importable by the worker's interpreter: install it "
-                                       "there (python -m pip install {}){}",
-                                       m, m, needs.hint.empty() ? "" : "; " + needs.hint));
-  for (const auto& tool : needs.tools)
-    if (!facts.tools.count(tool))
-      r.problems.push_back(fmt::format("{} is not on PATH: install it{}", tool, needs.hint.empty() ? "" : " (" + needs.hint + ")"));
-  if (!r.problems.empty()) return r;  // software first: it is what the user can fix here
+std::string first_glob_match(const std::string& pattern) {
+  glob_t g{};
+  std::string found;
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) found = g.gl_pathv[0];
+  ::globfree(&g);
+  return found;
+}
 
-  if (target.device == "cuda" && !facts.has_cuda_device) {
-    r.level = needs.compile_only ? Readiness::kCompileOnly : Readiness::kNeedsHardware;
-    r.problems.push_back(std::string("no NVIDIA GPU visible to torch: run on a machine with one") +
-                         (needs.compile_only ? "; here, `--compile-only` checks candidates without it" : ""));
-    return r;
+// The modules among `modules` that `python` finds; empty when python cannot run at all.
+std::set<std::string> python_modules_found(const std::string& python, const std::set<std::string>& modules) {
+  if (modules.empty()) return {};
+  std::vector<std::string> argv = {python, "-c",
+                                   "import importlib.util, sys\n"
+                                   "for m in sys.argv[1:]:\n"
+                                   "    try:\n"
+                                   "        ok = importlib.util.find_spec(m) is not None\n"
+                                   "    except Exception:\n"
+                                   "        ok = False\n"
+                                   "    if ok:\n"
+                                   "        print(m)\n"};
+  argv.insert(argv.end(), modules.begin(), modules.end());
+  auto result = run_command(argv, std::chrono::seconds(30));
+  std::set<std::string> found;
+  if (result.exit_code != 0) return found;
+  std::stringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);)
+    if (modules.count(line)) found.insert(line);
+  return found;
+}
+
+}  // namespace
+
+MachineProbe this_machine(const std::string& python, const std::vector<Target>& targets) {
+  std::set<std::string> wanted;
+  for (const auto& t : targets) wanted.insert(t.requirements.python.begin(), t.requirements.python.end());
+  auto found = std::make_shared<std::set<std::string>>(python_modules_found(python, wanted));
+  return {[found](const std::string& m) { return found->count(m) > 0; }, on_path, first_glob_match};
+}
+
+Readiness assess_readiness(const Target& target, const MachineProbe& probe) {
+  const Requirements& r = target.requirements;
+  std::vector<std::string> missing, found;
+  for (const auto& m : r.python) (probe.has_python_module(m) ? found : missing).push_back("Python module " + m);
+  for (const auto& c : r.commands) (probe.has_command(c) ? found : missing).push_back(c);
+  for (const auto& f : r.files) {
+    std::string match = probe.first_match(f);
+    if (match.empty()) missing.push_back(f); else found.push_back(match);
   }
-  if (target.device != "cpu" && target.device != "cuda") {
-    r.level = Readiness::kNeedsHardware;
-    r.problems.push_back(fmt::format("kforge cannot tell whether this machine has a '{}' device", target.device));
-    return r;
+  std::string node;
+  for (const auto& pattern : r.device_nodes)
+    if (node.empty()) node = probe.first_match(pattern);
+  const bool hardware = r.device_nodes.empty() || !node.empty();
+  const std::string no_hardware =
+      fmt::format("no {} here ({} absent)", r.hardware, fmt::join(r.device_nodes, ", "));
+
+  Readiness out;
+  if (!missing.empty()) {
+    out.state = ReadinessState::kMissingSoftware;
+    out.reason = fmt::format("missing: {}", fmt::join(missing, ", "));
+    if (!hardware) out.reason += "; " + no_hardware;
+  } else if (hardware) {
+    out.state = ReadinessState::kRunnable;
+    if (!node.empty()) found.insert(found.begin(), fmt::format("{} ({})", r.hardware, node));
+    out.reason = found.empty() ? "needs nothing beyond kforge itself" : fmt::format("found {}", fmt::join(found, ", "));
+  } else if (r.compile_only) {
+    out.state = ReadinessState::kCompileOnly;
+    out.reason = no_hardware + "; `kforge eval --compile-only` builds and checks candidates without it";
+  } else {
+    out.state = ReadinessState::kNeedsHardware;
+    out.reason = no_hardware;
   }
-  r.level = Readiness::kRunnable;
-  return r;
+  return out;
 }
 
 }  // namespace kforge

@@ -1,14 +1,9 @@
-// Whether this machine can evaluate a target, and what to install where it cannot. A target
-// needs its device kind (target.toml `device`) plus what its optional [readiness] table lists:
-//   [readiness]
-//   python_modules = ["triton"]  # importable by the worker's interpreter
-//   tools = ["g++"]              # executables on PATH
-//   compile_only = true          # without its device, `--compile-only` still checks candidates
-//   hint = "..."                 # how to install what is missing, shown with the problems
-// What this machine has comes from MachineFacts (see machine_probe.h).
+// Whether a target can run on this machine, from what its target.toml [requires] declares: runnable
+// here, compile-only (its hardware is absent but candidates can still be built and checked), needs
+// hardware, or missing software. `kforge targets` and `kforge doctor` show it.
 #pragma once
 
-#include <set>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,39 +11,27 @@
 
 namespace kforge {
 
-enum class Readiness {
-  kRunnable,       // evaluations run here
-  kCompileOnly,    // its device is missing; `--compile-only` evaluations run here
-  kNeedsHardware,  // its device is missing, and nothing of it runs without
-  kNotReady,       // software is missing (torch, a module, a tool): fix it and it runs
+enum class ReadinessState { kRunnable, kCompileOnly, kNeedsHardware, kMissingSoftware };
+
+struct Readiness {
+  ReadinessState state = ReadinessState::kRunnable;
+  std::string reason;  // one line: what was found, or what is missing
 };
 
-// "runnable", "compile-only", "needs hardware", "not ready".
-const char* readiness_name(Readiness r);
+// "runnable", "compile-only", "needs hardware", "not installed".
+const char* readiness_label(ReadinessState state);
 
-struct ReadinessNeeds {
-  std::vector<std::string> python_modules;
-  std::vector<std::string> tools;
-  bool compile_only = false;
-  std::string hint;
+// How the machine is looked at; a test gives its own.
+struct MachineProbe {
+  std::function<bool(const std::string& module)> has_python_module;
+  std::function<bool(const std::string& program)> has_command;
+  std::function<std::string(const std::string& glob)> first_match;  // "" when nothing matches
 };
 
-// The [readiness] table of the target's target.toml (all empty when it has none). Throws
-// InputError on a table with a key of the wrong type.
-ReadinessNeeds readiness_needs(const Target& target);
+// This machine: programs on PATH, glob(3) for files and device nodes, and Python modules as found by
+// `python` (one run for all the modules the targets name, importlib.util.find_spec: nothing imported).
+MachineProbe this_machine(const std::string& python, const std::vector<Target>& targets);
 
-struct MachineFacts {
-  std::string torch_problem;               // empty when the interpreter imports torch
-  bool has_cuda_device = false;            // torch sees at least one GPU
-  std::set<std::string> python_modules;    // importable by the interpreter (of those asked about)
-  std::set<std::string> tools;             // found on PATH (of those asked about)
-};
-
-struct TargetReadiness {
-  Readiness level = Readiness::kNotReady;
-  std::vector<std::string> problems;  // each: what is missing and how to fix it
-};
-
-TargetReadiness target_readiness(const Target& target, const ReadinessNeeds& needs, const MachineFacts& facts);
+Readiness assess_readiness(const Target& target, const MachineProbe& probe);
 
 }  // namespace kforge

@@ -1,97 +1,77 @@
 #include "target/readiness.h"
 
-#include <unistd.h>
-
-#include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
-
-#include "target/machine_probe.h"
-#include "util/errors.h"
 
 namespace kforge {
 namespace {
 
-namespace fs = std::filesystem;
-
-Target target_with(const std::string& device, const std::string& readiness_table) {
-  char t[] = "/tmp/kforge-readiness-XXXXXX";
-  fs::path dir = fs::path(mkdtemp(t)) / "chip";
-  fs::create_directories(dir);
-  std::ofstream(dir / "target.toml") << "name = \"chip\"\nlanguage = \"cpp\"\ndevice = \"" << device << "\"\n"
-                                     << readiness_table;
-  return load_target(dir);
+// A machine that has exactly the modules, programs and paths it is given.
+MachineProbe machine(std::set<std::string> modules, std::set<std::string> programs, std::set<std::string> paths) {
+  return {[=](const std::string& m) { return modules.count(m) > 0; },
+          [=](const std::string& p) { return programs.count(p) > 0; },
+          [=](const std::string& g) { return paths.count(g) ? g : std::string(); }};
 }
 
-MachineFacts ready_cpu_machine() {
-  MachineFacts f;
-  f.python_modules = {"triton"};
-  f.tools = {"g++"};
-  return f;
+Target gpu_target(bool compile_only) {
+  Target t;
+  t.name = "chip";
+  t.requirements.python = {"chiplib"};
+  t.requirements.commands = {"chipcc"};
+  t.requirements.device_nodes = {"/dev/chip0"};
+  t.requirements.hardware = "Chip accelerator";
+  t.requirements.compile_only = compile_only;
+  return t;
 }
 
-TEST(Readiness, ReadsTheTable) {
-  Target t = target_with("cuda", "[readiness]\npython_modules = [\"triton\"]\ntools = [\"g++\"]\ncompile_only = true\nhint = \"see notes.md\"\n");
-  ReadinessNeeds n = readiness_needs(t);
-  EXPECT_EQ(n.python_modules, std::vector<std::string>{"triton"});
-  EXPECT_EQ(n.tools, std::vector<std::string>{"g++"});
-  EXPECT_TRUE(n.compile_only);
-  EXPECT_EQ(n.hint, "see notes.md");
-  EXPECT_TRUE(readiness_needs(target_with("cpu", "")).python_modules.empty());
-  EXPECT_THROW(readiness_needs(target_with("cpu", "[readiness]\ntools = \"g++\"\n")), InputError);
-  EXPECT_THROW(readiness_needs(target_with("cpu", "[readiness]\ncompile_only = 1\n")), InputError);
+TEST(Readiness, RunnableWhenSoftwareAndHardwareArePresent) {
+  auto r = assess_readiness(gpu_target(false), machine({"chiplib"}, {"chipcc"}, {"/dev/chip0"}));
+  EXPECT_EQ(r.state, ReadinessState::kRunnable);
+  EXPECT_EQ(r.reason, "found Chip accelerator (/dev/chip0), Python module chiplib, chipcc");
 }
 
-TEST(Readiness, CpuTargetRunsWhereItsToolsAre) {
-  Target t = target_with("cpu", "[readiness]\ntools = [\"g++\"]\n");
-  EXPECT_EQ(target_readiness(t, readiness_needs(t), ready_cpu_machine()).level, Readiness::kRunnable);
-  MachineFacts no_compiler = ready_cpu_machine();
-  no_compiler.tools.clear();
-  TargetReadiness r = target_readiness(t, readiness_needs(t), no_compiler);
-  EXPECT_EQ(r.level, Readiness::kNotReady);
-  ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_NE(r.problems[0].find("g++ is not on PATH"), std::string::npos) << r.problems[0];
+TEST(Readiness, CompileOnlyWithoutTheHardwareWhenTheTargetCanBuildWithoutIt) {
+  auto r = assess_readiness(gpu_target(true), machine({"chiplib"}, {"chipcc"}, {}));
+  EXPECT_EQ(r.state, ReadinessState::kCompileOnly);
+  EXPECT_NE(r.reason.find("no Chip accelerator here (/dev/chip0 absent)"), std::string::npos) << r.reason;
+  EXPECT_STREQ(readiness_label(r.state), "compile-only");
 }
 
-TEST(Readiness, GpuTargetWithoutAGpu) {
-  Target compile_only = target_with("cuda", "[readiness]\ncompile_only = true\n");
-  Target gpu_only = target_with("cuda", "");
-  MachineFacts no_gpu = ready_cpu_machine();
-  EXPECT_EQ(target_readiness(compile_only, readiness_needs(compile_only), no_gpu).level, Readiness::kCompileOnly);
-  EXPECT_EQ(target_readiness(gpu_only, readiness_needs(gpu_only), no_gpu).level, Readiness::kNeedsHardware);
-  MachineFacts gpu = no_gpu;
-  gpu.has_cuda_device = true;
-  EXPECT_EQ(target_readiness(gpu_only, readiness_needs(gpu_only), gpu).level, Readiness::kRunnable);
+TEST(Readiness, NeedsHardwareWhenNothingCanBeCheckedWithoutIt) {
+  auto r = assess_readiness(gpu_target(false), machine({"chiplib"}, {"chipcc"}, {}));
+  EXPECT_EQ(r.state, ReadinessState::kNeedsHardware);
+  EXPECT_STREQ(readiness_label(r.state), "needs hardware");
 }
 
-TEST(Readiness, MissingSoftwareComesBeforeMissingHardware) {
-  Target t = target_with("cuda", "[readiness]\npython_modules = [\"triton\"]\ncompile_only = true\n");
-  MachineFacts f;
-  f.torch_problem = "ModuleNotFoundError: No module named 'torch'";
-  TargetReadiness r = target_readiness(t, readiness_needs(t), f);
-  EXPECT_EQ(r.level, Readiness::kNotReady);
-  ASSERT_EQ(r.problems.size(), 2u);  // torch and triton; the GPU only once they are there
-  EXPECT_NE(r.problems[0].find("cannot import torch"), std::string::npos);
-  EXPECT_NE(r.problems[1].find("pip install triton"), std::string::npos);
+TEST(Readiness, MissingSoftwareIsNamedAndWinsOverHardware) {
+  auto r = assess_readiness(gpu_target(true), machine({}, {"chipcc"}, {}));
+  EXPECT_EQ(r.state, ReadinessState::kMissingSoftware);
+  EXPECT_EQ(r.reason, "missing: Python module chiplib; no Chip accelerator here (/dev/chip0 absent)");
 }
 
-TEST(MachineProbe, ABrokenInterpreterIsAFactNotAnError) {
-  MachineProbe p = probe_machine("/bin/false", {"triton"}, {"sh", "no-such-tool-kforge"});
-  EXPECT_FALSE(p.facts.torch_problem.empty());
-  EXPECT_TRUE(p.details.contains("interpreter_error"));
-  EXPECT_TRUE(p.facts.tools.count("sh"));
-  EXPECT_FALSE(p.facts.tools.count("no-such-tool-kforge"));
-  EXPECT_TRUE(p.facts.python_modules.empty());
+TEST(Readiness, FilesAreGlobsThatMustEachMatch) {
+  Target t;
+  t.requirements.files = {"/usr/share/vulkan/icd.d/*.json"};
+  EXPECT_EQ(assess_readiness(t, machine({}, {}, {})).state, ReadinessState::kMissingSoftware);
+  EXPECT_EQ(assess_readiness(t, machine({}, {}, {"/usr/share/vulkan/icd.d/*.json"})).state,
+            ReadinessState::kRunnable);
 }
 
-TEST(MachineProbe, AnInterpreterWithoutTorch) {
-  if (find_on_path("python3").empty()) GTEST_SKIP() << "no python3 on PATH";
-  MachineProbe p = probe_machine("/usr/bin/python3", {"json", "no_such_module_kforge"}, {});
-  ASSERT_FALSE(p.details.contains("interpreter_error")) << p.details.dump();
-  EXPECT_TRUE(p.facts.python_modules.count("json"));
-  EXPECT_FALSE(p.facts.python_modules.count("no_such_module_kforge"));
-  if (p.details.contains("torch")) GTEST_SKIP() << "the system python3 has torch; nothing more to check";
-  EXPECT_NE(p.facts.torch_problem.find("torch"), std::string::npos) << p.facts.torch_problem;
+TEST(Readiness, ATargetThatNeedsNothingIsRunnable) {
+  auto r = assess_readiness(Target{}, machine({}, {}, {}));
+  EXPECT_EQ(r.state, ReadinessState::kRunnable);
+}
+
+TEST(Readiness, ThisMachineFindsPythonModulesThroughTheInterpreter) {
+  Target t;
+  t.requirements.python = {"json", "no_such_module_kforge"};
+  auto probe = this_machine("python3", {t});
+  EXPECT_TRUE(probe.has_python_module("json"));
+  EXPECT_FALSE(probe.has_python_module("no_such_module_kforge"));
+  EXPECT_TRUE(probe.has_command("sh"));
+  EXPECT_FALSE(probe.has_command("no-such-program-kforge"));
+  EXPECT_EQ(probe.first_match("/proc/self/stat*"), "/proc/self/stat");
 }
 
 }  // namespace

@@ -27,6 +27,37 @@ std::vector<std::string> string_list(const toml::node_view<const toml::node>& no
   return out;
 }
 
+// A list of strings at `table.key`, or an InputError naming the key when it is something else.
+std::vector<std::string> checked_list(const toml::node_view<const toml::node>& table, const char* key,
+                                      const fs::path& file) {
+  auto node = table[key];
+  if (!node) return {};
+  auto arr = node.as_array();
+  bool strings = arr != nullptr;
+  if (arr)
+    for (const auto& el : *arr) strings = strings && el.is_string();
+  if (!strings) throw InputError(fmt::format("{}: '{}' must be a list of strings", file.string(), key));
+  return string_list(node);
+}
+
+Requirements load_requirements(const toml::node_view<const toml::node>& r, const fs::path& file) {
+  Requirements req;
+  req.python = checked_list(r, "python", file);
+  req.commands = checked_list(r, "commands", file);
+  req.files = checked_list(r, "files", file);
+  req.device_nodes = checked_list(r, "device_nodes", file);
+  // Device nodes are absolute paths under /dev; anything else would probe the wrong thing.
+  for (const auto& node : req.device_nodes)
+    if (node.rfind("/dev/", 0) != 0)
+      throw InputError(fmt::format("{}: requires.device_nodes entry '{}' is not under /dev/", file.string(), node));
+  req.hardware = r["hardware"].value_or(std::string{});
+  if (!req.device_nodes.empty() && req.hardware.empty())
+    throw InputError(fmt::format("{}: requires.device_nodes needs requires.hardware (what they stand for)",
+                                 file.string()));
+  req.compile_only = r["compile_only"].value_or(false);
+  return req;
+}
+
 }  // namespace
 
 Target load_target(const fs::path& dir) {
@@ -57,6 +88,9 @@ Target load_target(const fs::path& dir) {
     for (const auto& [k, v] : *set)
       if (auto s = v.value<std::string>()) target.env_set[std::string(k.str())] = *s;
   target.allowed_torch_calls = string_list(ct["checks"]["allowed_torch_calls"]);
+  target.requirements = load_requirements(ct["requires"], file);
+  target.device_lock.exclusive = ct["device_lock"]["exclusive"].value_or(false);
+  target.device_lock.visible_devices_env = ct["device_lock"]["visible_devices_env"].value_or(std::string{});
   return target;
 }
 

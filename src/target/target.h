@@ -10,6 +10,23 @@
 
 namespace kforge {
 
+// [requires]: what a target needs to run here, checked by `kforge targets` (target/readiness.h).
+struct Requirements {
+  std::vector<std::string> python;        // modules the worker's Python must find
+  std::vector<std::string> commands;      // programs that must be on PATH
+  std::vector<std::string> files;         // globs; each must match at least one path (drivers, libraries)
+  std::vector<std::string> device_nodes;  // globs; none matching means the hardware is absent
+  std::string hardware;                   // what the device nodes stand for, e.g. "an NVIDIA GPU"
+  bool compile_only = false;              // without the hardware, `--compile-only` still checks candidates
+};
+
+// [device_lock]: whether an evaluation holds its device alone while timing (docs/gpu.md).
+struct DeviceLockSpec {
+  bool exclusive = false;           // one timed measurement per physical device at a time
+  std::string visible_devices_env;  // variable that renumbers devices (CUDA_VISIBLE_DEVICES): the lock
+                                    // names the physical device it maps an index to
+};
+
 struct Target {
   std::string name;
   std::string description;
@@ -24,6 +41,8 @@ struct Target {
   std::vector<std::string> env_pass;
   std::map<std::string, std::string> env_set;
   std::vector<std::string> allowed_torch_calls;  // [checks] allowed_torch_calls
+  Requirements requirements;  // [requires]
+  DeviceLockSpec device_lock;
 };
 
 // Reads one target folder; throws InputError naming the file and key on a bad or missing value.

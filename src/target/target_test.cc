@@ -38,6 +38,16 @@ pass = ["A"]
 set = { B = "1" }
 [checks]
 allowed_torch_calls = ["torch.matmul"]
+[requires]
+python = ["chiplib"]
+commands = ["chipcc"]
+files = ["/opt/chip/lib*.so"]
+device_nodes = ["/dev/chip*"]
+hardware = "Chip accelerator"
+compile_only = true
+[device_lock]
+exclusive = true
+visible_devices_env = "CHIP_VISIBLE_DEVICES"
 )");
   auto registry = TargetRegistry::load(root);
   const Target& t = registry.get("newchip");
@@ -48,6 +58,29 @@ allowed_torch_calls = ["torch.matmul"]
   EXPECT_EQ(t.env_pass, std::vector<std::string>{"A"});
   EXPECT_EQ(t.env_set.at("B"), "1");
   EXPECT_EQ(t.allowed_torch_calls, std::vector<std::string>{"torch.matmul"});
+  EXPECT_EQ(t.requirements.python, std::vector<std::string>{"chiplib"});
+  EXPECT_EQ(t.requirements.commands, std::vector<std::string>{"chipcc"});
+  EXPECT_EQ(t.requirements.files, std::vector<std::string>{"/opt/chip/lib*.so"});
+  EXPECT_EQ(t.requirements.device_nodes, std::vector<std::string>{"/dev/chip*"});
+  EXPECT_EQ(t.requirements.hardware, "Chip accelerator");
+  EXPECT_TRUE(t.requirements.compile_only);
+  EXPECT_TRUE(t.device_lock.exclusive);
+  EXPECT_EQ(t.device_lock.visible_devices_env, "CHIP_VISIBLE_DEVICES");
+}
+
+TEST(TargetRegistry, BadRequirementsAreNamed) {
+  const std::string head = "name = \"a\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n[requires]\n";
+  auto error = [&](const std::string& rest) {
+    try {
+      TargetRegistry::load(make_targets("a", head + rest));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("python = \"wgpu\"\n").find("'python' must be a list of strings"), std::string::npos);
+  EXPECT_NE(error("device_nodes = [\"/sys/x\"]\nhardware = \"x\"\n").find("is not under /dev/"), std::string::npos);
+  EXPECT_NE(error("device_nodes = [\"/dev/x\"]\n").find("needs requires.hardware"), std::string::npos);
 }
 
 TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {
@@ -72,6 +105,21 @@ TEST(TargetRegistry, BundledTargetsLoad) {
   ASSERT_NE(registry.find("cpu"), nullptr);
   EXPECT_TRUE(fs::exists(registry.get("cpu").example_candidate));
   EXPECT_TRUE(fs::exists(registry.get("cpu").notes));
+  EXPECT_GE(registry.all().size(), 8u);
+  for (const auto& t : registry.all()) {
+    EXPECT_TRUE(fs::exists(t.example_reference)) << t.name;
+    EXPECT_TRUE(fs::exists(t.example_candidate)) << t.name;
+    EXPECT_TRUE(fs::exists(t.notes)) << t.name;
+  }
+}
+
+TEST(TargetRegistry, LibraryCallsAreOnePolicyForEveryTarget) {
+  // A library GEMM or convolution with the candidate's own kernels after it is accepted on each
+  // target alike (--kernels-only empties the list for a run).
+  auto registry = TargetRegistry::load(fs::path(KFORGE_SOURCE_DIR) / "targets");
+  const auto& cpu = registry.get("cpu").allowed_torch_calls;
+  EXPECT_FALSE(cpu.empty());
+  for (const char* name : {"cuda", "triton"}) EXPECT_EQ(registry.get(name).allowed_torch_calls, cpu) << name;
 }
 
 }  // namespace

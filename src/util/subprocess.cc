@@ -88,6 +88,35 @@ std::string new_tree_id() {
 std::mutex g_workers_mutex;
 std::set<pid_t> g_live_workers;
 
+// bubblewrap run as root with a PID namespace leaves its namespace's init process behind when it
+// exits; kforge, the subreaper, inherits it, and it stays a zombie unless kforge reaps it (here,
+// whenever a worker starts or ends). Only
+// zombies named bwrap that are not workers are reaped here: other children of kforge (an LLM
+// provider's command) are waited for by their own code. Call with g_workers_mutex held.
+void reap_orphaned_sandboxes() {
+  DIR* dir = opendir("/proc");
+  if (!dir) return;
+  const pid_t self = getpid();
+  std::vector<pid_t> zombies;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto open = content.find('('), close = content.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (content.compare(open + 1, close - open - 1, "bwrap") == 0 &&
+        std::sscanf(content.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self && state == 'Z')
+      zombies.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(dir);
+  for (pid_t z : zombies)
+    if (!g_live_workers.count(z)) waitpid(z, nullptr, WNOHANG);
+}
+
 
 }  // namespace
 
@@ -143,17 +172,27 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
 
   // Held across fork so a concurrent stray sweep never sees a new worker before it is registered.
   std::unique_lock workers_lock(g_workers_mutex);
+  // Not while a reply is awaited (a scan of /proc there would add to the wall time kforge measures):
+  // when a worker starts or ends.
+  reap_orphaned_sandboxes();
   pid_t pid = fork();
   if (pid < 0) throw InternalError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     // Child: only async-signal-safe calls from here on.
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Moved out of the way first: the dup2 calls below must not overwrite it.
+    int channel = options.channel_fd >= 0 ? fcntl(options.channel_fd, F_DUPFD, 100) : -1;
     dup2(in[0], 0);
     dup2(log[1], 1);
     dup2(log[1], 2);
     dup2(reply[1], 3);
-    for (int fd = 4; fd < 1024; ++fd) close(fd);
+    int first_closed = 4;
+    if (channel >= 0) {
+      dup2(channel, 4);
+      first_closed = 5;
+    }
+    for (int fd = first_closed; fd < 1024; ++fd) close(fd);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     set_limit(RLIMIT_AS, options.limits.address_space_bytes);
@@ -199,6 +238,7 @@ void Subprocess::log_to(const std::filesystem::path& file) {
 
 Subprocess::~Subprocess() {
   kill_tree();
+  attached_.clear();
   for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})
     if (fd >= 0) close(fd);
 }
@@ -290,6 +330,7 @@ WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return WaitOutcome::kTimeout;
+
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
     int nfds = log_fd_ >= 0 ? 2 : 1;
@@ -338,6 +379,7 @@ void Subprocess::kill_tree() {
   }
   drain_log(true);
   pid_ = -1;
+  reap_orphaned_sandboxes();
 }
 
 void Subprocess::finish(std::chrono::milliseconds grace) {

@@ -28,6 +28,7 @@ struct SpawnOptions {
   ResourceLimits limits;
   std::uint64_t log_cap_bytes = 16ull << 20;  // combined stdout+stderr beyond this is a flood
   std::filesystem::path log_file;            // where the full captured output is written (optional)
+  int channel_fd = -1;                       // handed to the child as fd 4 (a candidate's build channel)
 };
 
 // How a wait for a reply ended.
@@ -65,6 +66,9 @@ class Subprocess {
   // count from here: a worker kept for another evaluation gets that evaluation's log.
   void log_to(const std::filesystem::path& file);
 
+  // Keeps `resource` (e.g. the build broker serving this worker) alive until the process is gone.
+  void attach(std::shared_ptr<void> resource) { attached_.push_back(std::move(resource)); }
+
   pid_t pid() const { return pid_; }
   const ExitStatus& exit_status() const { return exit_; }
   std::uint64_t log_bytes() const { return log_bytes_; }
@@ -89,6 +93,7 @@ class Subprocess {
   std::uint64_t log_bytes_ = 0;
   std::uint64_t log_cap_ = 0;
   ExitStatus exit_;
+  std::vector<std::shared_ptr<void>> attached_;
 };
 
 // Runs a short command to completion and returns its exit code and merged output (for probes

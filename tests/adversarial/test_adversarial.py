@@ -39,7 +39,7 @@ CHEATS = {
     "network_plain": ("relu", "rejected", "static.network"),
     "network_hidden": ("relu", "rejected", "network"),
     "cache_plain": ("relu", "rejected", "static.output_caching"),
-    "cache_hidden": ("relu", "rejected", "timing_outputs"),
+    "cache_hidden": ("relu", "rejected", "timed_output"),
     "content_cache_plain": ("matmul", "rejected", "static.output_caching"),
     "content_cache_hidden": ("matmul", "rejected", "suspicious"),
     "lazy_plain": ("relu", "rejected", "output_type"),
@@ -54,6 +54,10 @@ CHEATS = {
     "constant_hidden": ("row_mean", "incorrect", "mismatch"),
     "low_precision_plain": ("softmax", "rejected", "precision"),
     "low_precision_hidden": ("softmax", "rejected", "precision"),
+    # Strict precision: TF32 for a library GEMM (on the CPU only the switch is seen; on a GPU the
+    # precision audit sees its error too).
+    "tf32_plain": ("linear_relu", "rejected", "precision_flags"),
+    "tf32_hidden": ("linear_relu", "rejected", "precision_flags"),
     "partial_plain": ("tiny_scale", "incorrect", "mismatch"),
     "partial_hidden": ("tiny_scale", "incorrect", "mismatch"),
 }
@@ -112,5 +116,24 @@ def test_honest_kernel_is_accepted(kforge, name):
     assert result["status"] == "correct", {"error": result.get("error"), "failing": failing}
     assert proc.returncode == 0
     assert result["sol"]["sol_ms"] > 0 and result["precision"] == "strict"
+    # The library GEMM the target allows is reported as kept; kernels of their own report none.
+    assert result["library_calls"]["operators"] == (["matmul"] if name == "linear_gemm_epilogue" else []), name
     if expect:
         assert any(c["name"] == expect[0] and c["verdict"] == expect[1] for c in result["checks"]), result["checks"]
+
+
+def test_kernels_only_rejects_a_library_gemm_the_target_allows(kforge, tmp_path):
+    """The honest GEMM + fused epilogue is accepted by default (test above); with no library calls
+    allowed, by flag or by kforge.toml, its torch.mm is the reference's computation done by PyTorch."""
+    honest = HERE / "honest" / "linear_gemm_epilogue.py"
+    proc, result = kforge.eval(problem("linear_relu"), honest, *QUICK, "--no-timing", "--kernels-only")
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected" and result["allowed_torch_calls"] == [], result.get("error")
+    assert _failed(result, "static.torch_delegation") and _failed(result, "torch_delegation"), result["checks"]
+    config = tmp_path / "kforge.toml"
+    config.write_text("[checks]\nkernels_only = true\n")
+    proc, result = kforge.eval(problem("linear_relu"), honest, *QUICK, "--no-timing",
+                                  env=dict(kforge.env, KFORGE_CONFIG=str(config)))
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected", result.get("error")
+    assert proc.returncode == 1

@@ -125,29 +125,48 @@ def chromium() -> str:
     return shutil.which("chromium") or shutil.which("chromium-browser") or ""
 
 
+def headless_chromium(html: Path, profile: Path, *extra) -> subprocess.CompletedProcess:
+    # --virtual-time-budget lets the page's scripts run to the end before the DOM is read or the
+    # screenshot taken; animation is off, so every chart is drawn by then.
+    return subprocess.run([chromium(), "--headless=new", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
+                           "--v=0", f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--hide-scrollbars",
+                           *extra, html.as_uri()], capture_output=True, text=True, timeout=120)
+
+
 def test_html_report_renders_every_chart_in_chromium(candidates_bench):
     if not chromium():
         pytest.skip("chromium is not installed (Debian package chromium; scripts/setup.sh installs it)")
     k, _ = candidates_bench
     html = k.tmp / "out" / "report.html"
     report = json.loads((k.tmp / "out" / "report.json").read_text())
-    proc = subprocess.run([chromium(), "--headless=new", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
-                           "--v=0", f"--user-data-dir={k.tmp / 'chromium'}", "--virtual-time-budget=5000",
-                           "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
+    proc = headless_chromium(html, k.tmp / "chromium", "--dump-dom")
     assert proc.returncode == 0, proc.stderr[-3000:]
     dom = proc.stdout
-    # Each chart laid out one point per problem in every series (the page writes what Chart.js drew).
-    n = len(report["problems"])
+    # Each chart laid out what the data holds (the page writes what Chart.js drew).
+    problems = report["problems"]
+    n = len(problems)
+    correct = sum(1 for p in problems if p["correct"])
+    faster = sum(1 for p in problems if p["correct"] and p["speedup_vs_eager"] > 1)
     figures = dict(re.findall(r'<figure id="(chart-[a-z]+)" data-points-per-series="([^"]*)"', dom))
-    assert set(figures) == {"chart-fastp", "chart-speedups", "chart-iterations", "chart-sol"}, dom[:2000]
-    assert json.loads(figures["chart-fastp"]) == [n]  # one series: eager (torch.compile was not measured)
-    assert json.loads(figures["chart-speedups"]) == [n]
-    assert json.loads(figures["chart-iterations"]) == [1] * n  # one line per problem, one round
-    with_sol = sum(1 for p in report["problems"] if p["correct"] and p.get("sol_pct") is not None)
+    # A --candidates bench has no rounds: no round chart.
+    assert set(figures) == {"chart-fastp", "chart-speedups", "chart-sol"}, dom[:2000]
+    # One series (eager: torch.compile was not measured; none without a correct problem): fast_0, then
+    # a point per correct problem.
+    assert json.loads(figures["chart-fastp"]) == ([correct + 1] if correct else [])
+    # Bars faster / not faster, a cross per failed problem, the 1x line across all.
+    assert json.loads(figures["chart-speedups"]) == [faster, correct - faster, n - correct, n]
+    with_sol = sum(1 for p in problems if p["correct"] and p.get("sol_pct") is not None)
     assert sum(json.loads(figures["chart-sol"])) == with_sol
-    assert 'data-charts-drawn="4"' in dom
+    assert 'data-charts-drawn="3"' in dom
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
     assert not console, "\n".join(console)
+
+    # A screenshot of the whole report, kept with the test's files for people to look at; the
+    # page must have painted something other than a blank page.
+    png = k.tmp / "report.png"
+    shot = headless_chromium(html, k.tmp / "chromium", f"--screenshot={png}", "--window-size=1200,2600")
+    assert shot.returncode == 0 and png.exists(), shot.stderr[-3000:]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 
 
 def scripted_model(log: Path) -> str:
@@ -179,6 +198,14 @@ def test_llm_bench_drives_the_loop_with_a_scripted_model(kforge):
     assert (llm["input_tokens"] + llm["output_tokens"], llm["calls"]) == tokens
     assert llm["tokens_per_solved"] == pytest.approx(tokens[0] / 2)
     assert report["bench"]["llm"] == model
+
+    # The HTML report of a model-driven bench also charts the rounds: a line per problem, a point per
+    # round with a correct candidate (the problem without one has none).
+    if chromium():
+        dom = headless_chromium(kforge.tmp / "out" / "report.html", kforge.tmp / "chromium", "--dump-dom").stdout
+        figures = dict(re.findall(r'<figure id="(chart-[a-z]+)" data-points-per-series="([^"]*)"', dom))
+        assert json.loads(figures["chart-iterations"]) == [1, 1, 0], dom[:2000]
+        assert 'data-charts-drawn="4"' in dom
 
 
 def wait_for(predicate, timeout):

@@ -118,7 +118,7 @@ def test_doctor_on_a_ready_machine(kforge):
     if not venv_has_gpu():
         # Ready although the GPU targets cannot run here: they check candidates with --compile-only.
         assert targets["cuda"]["readiness"] == "compile-only", targets["cuda"]
-        assert "no NVIDIA GPU" in targets["cuda"]["problems"][0]
+        assert "no NVIDIA GPU" in targets["cuda"]["reason"]
     assert "kforge is ready" in proc.stderr
 
 

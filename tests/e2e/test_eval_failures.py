@@ -38,6 +38,8 @@ def test_correct_candidate_passes(kforge):
         ("forged_result", "incorrect", "mismatch", "elements outside tolerance"),
         ("patched_clock", "rejected", "monkey_patching", "perf_counter_ns"),
         ("mutates_input", "rejected", "input_mutation", "changed its inputs"),
+        # Beyond the cpu target's address-space limit for the candidate (address_space_gb = 32).
+        ("allocates_too_much", "runtime_error", "device_oom", "can't allocate memory"),
     ],
 )
 def test_broken_candidate_status(kforge, name, status, kind, text):

@@ -1,6 +1,8 @@
 """Entry point: ``python -m kforge_worker serve --role reference|candidate``, or
 ``python -m kforge_worker peaks --device D --cache DIR [--threads N]`` to measure and cache a device's
-peaks (speed of light) ahead of time, e.g. before a parallel test run would load the machine."""
+peaks (speed of light) ahead of time, e.g. before a parallel test run would load the machine, or
+``python -m kforge_worker describe PROBLEM [--set N=V]... --json FILE`` for the source as it runs and the
+shapes and dtypes of its inputs (kforge run's prompts)."""
 
 import argparse
 import sys
@@ -16,7 +18,16 @@ def main(argv=None) -> int:
     peaks.add_argument("--cache", required=True, help="the peaks cache folder (<kforge cache>/peaks)")
     peaks.add_argument("--threads", type=int, default=0, help="torch threads, as kforge eval will use")
     peaks.add_argument("--remeasure", action="store_true")
+    describe = sub.add_parser("describe", help="the problem's source as it runs, its input shapes and dtypes")
+    describe.add_argument("problem")
+    describe.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    describe.add_argument("--json", required=True, help="where the description goes")
     args = parser.parse_args(argv)
+
+    if args.command == "describe":
+        from kforge_worker import describe as describe_problem
+
+        return describe_problem.main(args.problem, args.set, args.json)
 
     if args.command == "peaks":
         import json
@@ -25,7 +36,8 @@ def main(argv=None) -> int:
 
         session.setup(args.device, args.threads)
         data = sol.device_peaks(args.device, args.cache, args.remeasure)
-        print(json.dumps({"cached": data["cached"], "bandwidth": data["bandwidth"], "flops": data["flops"]}))
+        print(json.dumps({"cached": data["cached"], "bandwidth": data["bandwidth"], "flops": data["flops"],
+                          "implausible": data.get("implausible", [])}))
         return 0
 
     from kforge_worker import protocol

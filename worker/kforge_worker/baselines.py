@@ -4,6 +4,14 @@ Inductor's compiled artifacts are cached on disk (TORCHINDUCTOR_CACHE_DIR, set b
 x86 every new process also builds and loads one probe program per SIMD instruction set before it
 can use that cache — about 10 s on a 2-core machine. The probe's answer only depends on the CPU,
 the compiler and torch, so it is recorded once and reused.
+
+The baseline runs on the evaluation's thread count. Inductor writes the thread count into the C++
+kernels it generates (``#pragma omp parallel num_threads(N)``, N = torch.get_num_threads() at compile
+time), but its on-disk graph cache is not keyed by it: without a pin, a baseline compiled for two
+threads was loaded by a one-thread evaluation and ran N threads against one core's budget. Pinning
+``cpp.threads`` (part of the cache key, like all of Inductor's configuration) keeps artifacts of
+different thread counts apart; ``compile_threads`` keeps the compile's worker processes within the
+same budget.
 """
 
 import hashlib
@@ -51,7 +59,18 @@ def reuse_vec_isa_probes() -> None:
     cpu_vec_isa.VecISA.check_build = check_build
 
 
+def pin_thread_count() -> int:
+    """Makes Inductor generate and cache kernels for this process's thread count."""
+    from torch._inductor import config
+
+    threads = torch.get_num_threads()
+    config.cpp.threads = threads
+    config.compile_threads = max(1, min(threads, config.compile_threads or 1))
+    return threads
+
+
 def compile_model(model: torch.nn.Module, device: str):
     if not device.startswith("cuda"):
         reuse_vec_isa_probes()
+        pin_thread_count()
     return torch.compile(model)

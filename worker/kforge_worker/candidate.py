@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from kforge_worker import buildinfo, problem, profiling, runtime_checks, session, tensors
+from kforge_worker import buildinfo, problem, profiling, runtime_checks, session, tensors, timed_reps
 from kforge_worker.timing import make_timer
 
 
@@ -19,7 +19,8 @@ class CandidateSession:
         self.device = "cpu"
         self.timer = None
         self.watch = None  # runtime_checks.Watch: audit hook and integrity snapshot, set before the import
-        self._last = []
+        self.block = None  # timed_reps.Block: the last timed block's kept outputs
+        self.correctness_types = set()  # output types the correctness runs returned
 
     def load_candidate(self, req: dict) -> dict:
         self.device = req.get("device", "cpu")
@@ -44,7 +45,8 @@ class CandidateSession:
             reply["weights"] = _copy_matching_state(model, tensors.load(req["state"], self.device))
             model.eval()
         self.model = model
-        reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered()}
+        reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered(),
+                                 "precision_flags": runtime_checks.precision_flags()}
         reply["builds"] = buildinfo.events()
         return reply
 
@@ -53,6 +55,7 @@ class CandidateSession:
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
         _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True)
+        self.correctness_types.update(facts.get("output_types", []))
         seconds = time.perf_counter() - start
         tensors.save({"outputs": tensors.detach_clone(snapshot), "inputs_after": tensors.detach_clone(list(inputs)),
                       "facts": facts}, req["outputs"])
@@ -61,42 +64,51 @@ class CandidateSession:
     def prepare_timing(self, req: dict) -> dict:
         self.timing_inputs = tensors.load(req["inputs"], self.device)
         self.timing_sets = [tensors.load(p, self.device) for p in req.get("input_sets", [])]
+        # What a time without a schedule restores before each call (on the device, like the buffers).
+        self.current_source = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.timing_inputs]
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
 
     def timing_inputs_cmd(self, req: dict) -> dict:
-        """Writes another input set into the timing buffers, so results cached per buffer go stale."""
-        src = self.timing_sets[int(req["set"])] if "set" in req else tensors.load(req["path"], self.device)
-        for i, (dst, new) in enumerate(zip(self.timing_inputs, src)):
-            if isinstance(dst, torch.Tensor) and isinstance(new, torch.Tensor) and dst.shape == new.shape:
-                dst.copy_(new)
-            else:
-                self.timing_inputs[i] = new
+        """Writes an input set never seen before (fresh inputs) into the timing buffers."""
+        self.current_source = tensors.load(req["path"], self.device)
+        timed_reps.write_inputs(self.timing_inputs, self.current_source)
         return {}
 
     def timing_outputs(self, req: dict) -> dict:
-        """The outputs of the last timed call, for the reference to check."""
-        if not self._last:
+        """The kept outputs of the repetitions kforge picked from the last block, for the reference."""
+        if self.block is None:
             raise RuntimeError("no timed call has run")
-        tensors.save({"outputs": tensors.detach_clone(self._last[0]),
-                      "inputs_after": tensors.detach_clone(list(self.timing_inputs))}, req["outputs"])
+        for pick in req["picks"]:
+            tensors.save({"outputs": self.block.outputs_of(int(pick["rep"]))}, pick["outputs"])
         return {}
 
     def time(self, req: dict) -> dict:
+        """``reps`` timed calls; with ``schedule`` (an input set index per repetition) each call gets
+        that set copied into the timing buffers first, otherwise the last set written."""
+        reps = int(req["reps"])
+        schedule = [int(k) for k in req["schedule"]] if req.get("schedule") else None
+        if schedule is not None and (len(schedule) != reps or not all(0 <= k < len(self.timing_sets)
+                                                                      for k in schedule)):
+            raise ValueError("the schedule names one known input set per repetition")
+        sources = self.timing_sets if schedule is not None else [self.current_source]
+        self.block = None  # the last block's kept outputs go before this one's are made
+        block = timed_reps.Block(self.timing_inputs, sources, schedule, self.correctness_types)
         inputs = self.timing_inputs
         model = self.model
-        last = self._last
+        returned = block.returned
 
         def call():
             with torch.no_grad():
-                last[:] = [model(*inputs)]
+                returned[:] = [model(*inputs)]
 
         self.watch.begin_timing()
         try:
-            times = self.timer.measure(call, int(req["reps"]))
+            times = self.timer.measure(call, reps, before=block.before, after=block.after)
         finally:
             events = self.watch.end_timing()
-        return {"times_ms": times, "events": events, "tampered": self.watch.tampered()}
+        self.block = block
+        return {"times_ms": times, "events": events, "tampered": self.watch.tampered(), **block.facts()}
 
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,

@@ -12,8 +12,8 @@ Kernels are ``extern "C" __global__`` functions (C++ mangles other names; templa
 become device pointers and are checked against the pointer's element type, device and contiguity.
 Launches go to torch's current stream, so they order with torch's own work and CUDA-event timers.
 
-The cubin is cached across processes under ``$KFORGE_BUILD_CACHE/cuda`` (default
-``~/.cache/kforge/build``), keyed by the source, the options, the GPU architecture and the
+The cubin is cached under ``$KFORGE_LAUNCH_CACHE/cuda`` (inside kforge's candidate sandbox: private to
+the candidate, deleted with it) or else ``$KFORGE_BUILD_CACHE/cuda`` (default ``~/.cache/kforge/build``), keyed by the source, the options, the GPU architecture and the
 toolchain's identity (NVRTC version and library, or ``nvcc --version``), so a cached load runs no
 compiler. Builds publish with an atomic rename: concurrent builds of one key never collide.
 
@@ -94,8 +94,22 @@ def torch_arch_list(sm: str) -> str:
     return f"{m.group(1)}.{m.group(2)}{m.group(3)}"
 
 
+_private_root = []  # the standalone file: a build folder of this process's own, made on first use
+
+
 def cache_dir() -> str:
-    root = os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
+    if __name__.startswith("kforge_standalone."):
+        # Without kforge around, never load a cubin from a folder another program could have written.
+        if not _private_root:
+            import atexit
+
+            _private_root.append(tempfile.mkdtemp(prefix="kforge-cuda-"))
+            atexit.register(shutil.rmtree, _private_root[0], True)
+        return _private_root[0]
+    # A candidate builds in its own process, so its cubins go to its private cache (KFORGE_LAUNCH_CACHE,
+    # deleted with its sandbox): a cache shared with other candidates must be written by kforge only.
+    root = (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build"))
     return os.path.join(root, "cuda")
 
 
@@ -107,6 +121,7 @@ def _atomic_write(path: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+    os.chmod(tmp, 0o644)  # read by candidates, which run under another uid
     os.replace(tmp, path)
 
 

@@ -49,8 +49,11 @@ class CudaTimer:
         with torch.cuda.device(self.device):
             self._round_trip_ms = min(self._rep(lambda: None)[1] for _ in range(5))
 
-    def _rep(self, fn):
-        """One repetition: (ms from start to end event, ms from end event to device idle)."""
+    def _rep(self, fn, before=None, after=None, rep: int = 0):
+        """One repetition: (ms from start to end event, ms from end event to device idle). ``before`` and
+        ``after`` (input swap, output snapshot) run outside the events, queued on the current stream."""
+        if before:
+            before(rep)
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         idle = torch.cuda.Event(enable_timing=True)
@@ -62,13 +65,15 @@ class CudaTimer:
         torch.cuda.synchronize(self.device)
         idle.record()
         torch.cuda.synchronize(self.device)
+        if after:
+            after(rep)
         return start.elapsed_time(end), end.elapsed_time(idle)
 
-    def measure(self, fn: Callable[[], object], reps: int) -> List[float]:
+    def measure(self, fn: Callable[[], object], reps: int, before=None, after=None) -> List[float]:
         times = []
         with torch.cuda.device(self.device):
-            for _ in range(reps):
-                t, tail = self._rep(fn)
+            for rep in range(reps):
+                t, tail = self._rep(fn, before, after, rep)
                 escaped = tail - self._round_trip_ms
                 if escaped > ESCAPE_MS + ESCAPE_REL * t:
                     self.escaped_reps += 1

@@ -8,7 +8,7 @@ from typing import Optional
 
 # (kind, substrings of the exception text that identify it), most specific first.
 _KINDS = [
-    ("out_of_memory", ("CUDA out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation")),
+    ("device_oom", ("CUDA out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation")),
     ("illegal_memory_access", ("illegal memory access", "CUDA_ERROR_ILLEGAL_ADDRESS", "misaligned address",
                                "CUDA_ERROR_MISALIGNED_ADDRESS")),
     ("kernel_fault", ("unspecified launch failure", "CUDA_ERROR_LAUNCH_FAILED", "illegal instruction",
@@ -29,7 +29,7 @@ _HINTS = {
     "kernel_fault": "a kernel faulted (trap, illegal instruction, stack overflow); the CUDA context is now unusable",
     "launch_failure": "the kernel could not be launched: check grid/block sizes (at most 1024 threads per "
                       "block), registers and shared memory (opt in above 48 KB, at most 227 KB on Hopper)",
-    "out_of_memory": "the GPU ran out of memory",
+    "device_oom": "the GPU ran out of memory",
     "cuda_error": "a CUDA call failed; the CUDA context may be unusable",
 }
 

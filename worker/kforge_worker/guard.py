@@ -17,7 +17,7 @@ import os
 
 import torch
 
-from kforge_worker import calibration, ops, precision, reference_checks, sol, static_checks, tensors
+from kforge_worker import calibration, ops, precision, reference_checks, session, sol, static_limits, tensors
 from kforge_worker.runtime_checks import _leaves, _op_recorder
 
 
@@ -39,16 +39,9 @@ class Guard:
 
     # -- commands -------------------------------------------------------------------------------
     def static_check(self, ref, req: dict) -> dict:
+        # In a disposable child with limits: no candidate source can crash or stall this process.
         self.allowed = ops.canonical_set(req.get("allowed_torch_calls", []))
-        with open(req["candidate"], encoding="utf-8", errors="replace") as f:
-            source = f.read()
-        with open(req["problem"], encoding="utf-8", errors="replace") as f:
-            problem = f.read()
-        try:
-            checks = static_checks.run(source, problem, req.get("allowed_torch_calls", []))
-        except SyntaxError as exc:
-            return {"checks": [], "syntax_error": f"{exc.msg} (line {exc.lineno})"}
-        return {"checks": checks}
+        return static_limits.run_isolated(req["candidate"], req["problem"], req.get("allowed_torch_calls", []))
 
     def calibrate(self, ref, req: dict) -> dict:
         # The report describes the problem at its sizes, not a candidate: a reference process kept for
@@ -101,8 +94,28 @@ class Guard:
         out["peaks"] = {"flops_per_s": peaks["flops"], "bandwidth": peaks["bandwidth"]}
         return out
 
+    def hard_bound(self, ref, req: dict) -> dict:
+        """The physical speed-of-light bound (sol.hard_bound): outputs plus the inputs they depend on.
+        Asked for only when a candidate beats the FLOP bound, since finding the dependences costs one
+        reference forward per input."""
+        trial = ref.trials[int(req.get("trial", 0))]
+        others = [t for n, t in sorted(ref.trials.items()) if n != int(req.get("trial", 0))]
+        if others:
+            other_inputs = others[0]["inputs_before"]
+        else:
+            session.seed_everything(session.trial_seed(int(req["seed"]), 20_000))
+            other_inputs = tensors.to_device(list(ref.module.get_inputs()), ref.device)
+        inputs = tensors.to_device(list(trial["inputs_before"]), ref.device)
+        dependent = sol.dependent_inputs(ref._forward, inputs, tensors.to_device(list(other_inputs), ref.device),
+                                         trial["outputs"])
+        peaks = sol.device_peaks(ref.device, req.get("peaks_cache"))
+        out = sol.hard_bound(inputs, trial["outputs"], dependent, peaks)
+        out["degenerate"] = self.degenerate
+        return out
+
     def handlers(self, ref) -> dict:
         return {"static_check": lambda req: self.static_check(ref, req),
+                "hard_bound": lambda req: self.hard_bound(ref, req),
                 "calibrate": lambda req: self.calibrate(ref, req),
                 "sol": lambda req: self.sol(ref, req)}
 
@@ -138,11 +151,16 @@ class Guard:
         timing = bool(req.get("timing"))
         if not timing:
             findings = reference_checks.judge_run(got.get("facts"), record.get("facts", {}), self.reference_ops,
-                                                  self.allowed)
+                                                  self.allowed, self.policy)
             imp = req.get("import_facts")
             if imp:
-                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []))
+                findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []),
+                                                          imp.get("precision_flags"), self.policy)
             extra["findings"] = findings
+            facts = got.get("facts")
+            if isinstance(facts, dict) and facts.get("ops_recorded"):
+                # The target's allowed library calls the candidate kept (a GEMM before its own epilogue).
+                extra["library_calls"] = sorted(ops.canonical_set(facts.get("aten_ops", [])) & self.allowed)
         return extra
 
     def after_match(self, ref, trial_no: int, record: dict, got: dict, req: dict, reply: dict) -> None:

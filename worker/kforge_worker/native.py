@@ -12,6 +12,12 @@ g++) into a shared library that is cached across processes under ``$KFORGE_BUILD
 identity (its ``--version`` output), the host CPU (because of -march=native) and this helper's
 version, so a cached load runs no compiler at all.
 
+Inside kforge's candidate sandbox the cache is read-only: a miss is sent over the build channel to
+kforge's trusted builder (kforge_worker.sandboxed_build), which computes the key itself, compiles in
+a sandbox of its own and installs the library; this process then loads it from the cache. Copied
+into a standalone file (no kforge around), it builds into a private temporary folder of its own
+process and never loads a library from a folder another program could have written.
+
 Self-contained on purpose (stdlib + torch + ctypes): it may be copied verbatim into standalone files.
 """
 
@@ -27,8 +33,6 @@ import tempfile
 import threading
 import time
 
-import torch
-
 try:
     from kforge_worker.errors import CompileError
 except ImportError:  # inlined into a standalone file
@@ -41,8 +45,11 @@ except ImportError:  # inlined into a standalone file
 
 try:
     from kforge_worker import buildinfo as _buildinfo
+    from kforge_worker import build_client as _build_client
     _record = _buildinfo.record
-except ImportError:  # inlined into a standalone file: nobody collects build events
+except ImportError:  # inlined into a standalone file: nobody collects build events, no shared cache
+    _build_client = None
+
     def _record(path, key, cache_hit, seconds, **extra):
         pass
 
@@ -65,7 +72,17 @@ _loaded = {}  # library path -> CDLL, so repeated loads in one process reuse the
 _compiler_ids = {}
 
 
+_private_root = []  # standalone: this process's own build folder, made on first use
+
+
 def cache_dir() -> str:
+    if _build_client is None or __name__.startswith("kforge_standalone."):
+        if not _private_root:
+            import atexit
+
+            _private_root.append(tempfile.mkdtemp(prefix="kforge-native-"))
+            atexit.register(shutil.rmtree, _private_root[0], True)
+        return _private_root[0]
     root = os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
     return os.path.join(root, "native")
 
@@ -82,6 +99,7 @@ def _atomic_write(path: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+    os.chmod(tmp, 0o644)  # read by candidates, which run under another uid
     os.replace(tmp, path)
 
 
@@ -97,14 +115,17 @@ def _compiler_identity(cmd: list, root: str) -> str:
     try:
         with open(memo, encoding="utf-8") as f:
             ident = f.read()
-    except FileNotFoundError:
+    except OSError:  # not there yet (or unreadable): ask the compiler
         try:
             r = subprocess.run(cmd + ["--version"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise CompileError(f"cannot run C++ compiler {cmd[0]}: {e}", str(e)) from e
         ident = stamp + "\n" + r.stdout + r.stderr
-        os.makedirs(os.path.dirname(memo), exist_ok=True)
-        _atomic_write(memo, ident.encode())
+        try:
+            os.makedirs(os.path.dirname(memo), exist_ok=True)
+            _atomic_write(memo, ident.encode())
+        except OSError:  # a read-only cache (inside the candidate's sandbox): the builder writes it
+            pass
     _compiler_ids[stamp] = ident
     return ident
 
@@ -128,6 +149,15 @@ def _host_cpu() -> str:
     return f"{platform.machine()}|{model}|{flags}"
 
 
+def cache_key(cmd: list, source: str, cflags: list, ldflags: list, root: str) -> str:
+    """What names a build: source, flags, the compiler's identity, the host CPU, this helper's version."""
+    key_data = json.dumps({
+        "v": HELPER_VERSION, "src": source, "flags": BASE_FLAGS + list(cflags), "ldflags": list(ldflags),
+        "compiler": _compiler_identity(cmd, root), "cpu": _host_cpu(),
+    })
+    return hashlib.sha256(key_data.encode()).hexdigest()[:32]
+
+
 def load(source: str, functions: dict = None, *, name: str = "kernel", cflags=(), ldflags=()):
     """Compiles C++ ``source`` (or reuses the cached build) and returns the loaded ``ctypes.CDLL``.
 
@@ -138,21 +168,23 @@ def load(source: str, functions: dict = None, *, name: str = "kernel", cflags=()
     """
     t0 = time.perf_counter()
     root = cache_dir()
-    os.makedirs(root, exist_ok=True)
     cmd = _compiler_cmd()
-    flags = BASE_FLAGS + list(cflags)
-    key_data = json.dumps({
-        "v": HELPER_VERSION, "src": source, "flags": flags, "ldflags": list(ldflags),
-        "compiler": _compiler_identity(cmd, root), "cpu": _host_cpu(),
-    })
-    key = hashlib.sha256(key_data.encode()).hexdigest()[:32]
+    key = cache_key(cmd, source, list(cflags), list(ldflags), root)
     lib_path = os.path.join(root, key + ".so")
 
     with _lock:
         lib = _loaded.get(lib_path)
         hit = lib is not None or os.path.exists(lib_path)
         if not hit:
-            _build(cmd, flags, list(ldflags), source, name, root, lib_path)
+            if _build_client is not None and _build_client.available():
+                reply = _build_client.request({"kind": "native", "source": source, "cflags": list(cflags),
+                                               "ldflags": list(ldflags), "name": name})
+                if not reply.get("ok"):
+                    raise CompileError(reply.get("error", "the build failed"), reply.get("log", ""))
+                lib_path = reply["path"]
+            else:
+                os.makedirs(root, exist_ok=True)
+                _build(cmd, BASE_FLAGS + list(cflags), list(ldflags), source, name, root, lib_path)
         if lib is None:
             try:
                 lib = ctypes.CDLL(lib_path)
@@ -202,9 +234,13 @@ class _TensorPtr(ctypes.c_void_p):
     __slots__ = ("tensor",)
 
 
-def ptr(t: torch.Tensor, dtype=torch.float32) -> ctypes.c_void_p:
+def ptr(t, dtype="float32") -> ctypes.c_void_p:
     """The data pointer of a contiguous CPU tensor, checked: raises on a non-contiguous tensor, a
     tensor on another device, or a dtype other than ``dtype`` (pass ``dtype=None`` to accept any)."""
+    import torch  # here, not at the top: kforge's builder imports this module without torch
+
+    if dtype == "float32":
+        dtype = torch.float32
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"native.ptr expects a torch.Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":

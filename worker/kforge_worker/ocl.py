@@ -12,7 +12,8 @@ may write are mapped once so the host view is coherent as the OpenCL spec requir
 floats are converted to the kernel's declared parameter type (``int``, ``long``, ``float``, ...).
 
 Caches: PoCL keeps compiled programs and per-work-group-size kernels in ``POCL_CACHE_DIR`` and
-pyopencl its binaries in a cache dir; both default to ``$KFORGE_BUILD_CACHE`` (default
+pyopencl its binaries in a cache dir; both default to ``$KFORGE_LAUNCH_CACHE`` (a candidate's private
+cache inside kforge's sandbox), else ``$KFORGE_BUILD_CACHE`` (default
 ``~/.cache/kforge/build``), subfolders ``pocl`` and ``pyopencl``. Import this module before anything
 else initialises OpenCL in the process, or PoCL keeps its own cache location.
 
@@ -27,12 +28,31 @@ import threading
 import time
 
 
+_private_root = []  # the standalone file: a cache folder of this process's own, made on first use
+
+
 def _cache_root() -> str:
-    return os.environ.get("KFORGE_BUILD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build")
+    if __name__.startswith("kforge_standalone."):
+        # Without kforge around, never load kernels from a folder another program could have written.
+        if not _private_root:
+            import atexit
+            import shutil
+            import tempfile
+
+            _private_root.append(tempfile.mkdtemp(prefix="kforge-ocl-"))
+            atexit.register(shutil.rmtree, _private_root[0], True)
+        return _private_root[0]
+    # PoCL and pyopencl fill their caches inside this process: for a candidate they are private
+    # (KFORGE_LAUNCH_CACHE, deleted with its sandbox), never a folder another process loads from.
+    return (os.environ.get("KFORGE_LAUNCH_CACHE") or os.environ.get("KFORGE_BUILD_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "kforge", "build"))
 
 
 # PoCL reads these when the platform is first initialised, so they are set before pyopencl is used.
-os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_cache_root(), "pocl"))
+if __name__.startswith("kforge_standalone."):
+    os.environ["POCL_CACHE_DIR"] = os.path.join(_cache_root(), "pocl")
+else:
+    os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_cache_root(), "pocl"))
 if "OMP_NUM_THREADS" in os.environ:
     # The harness fixes the thread count through OMP_NUM_THREADS; PoCL's pthread device follows it too.
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", os.environ["OMP_NUM_THREADS"])

@@ -62,9 +62,9 @@ def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
     elif _is_torch_build_error(exc):
         kind, log = "compile_error", str(exc)
     elif _is_oom(exc):
-        kind = "out_of_memory"
+        kind = "device_oom"
     message = f"{type(exc).__name__}: {exc}"
-    gpu_kind = gpu_errors.classify(exc) if kind == "runtime_error" or kind == "out_of_memory" else None
+    gpu_kind = gpu_errors.classify(exc) if kind == "runtime_error" or kind == "device_oom" else None
     if gpu_kind:
         kind = gpu_kind
         first, _, rest = message.partition("\n")
@@ -92,7 +92,10 @@ def _is_torch_build_error(exc: BaseException) -> bool:
 
 
 def _is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+    # On the CPU the host is the device: torch's allocator fails with a RuntimeError when the
+    # process reaches its address-space limit (the target's address_space_gb) or the host is full.
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or (
+        isinstance(exc, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(exc))
 
 
 def _finite(value):

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from kforge_worker import baselines, compare, problem, profiling, session, tensors
+from kforge_worker import baselines, compare, problem, profiling, session, tensors, timed_reps
 from kforge_worker.guard import Guard
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
@@ -88,7 +88,7 @@ class ReferenceSession:
 
     def check(self, req: dict) -> dict:
         trial = self.trials[int(req["trial"])]
-        got = tensors.load(req["candidate_outputs"])
+        got = tensors.load_untrusted(req["candidate_outputs"])
         if not isinstance(got, dict) or "outputs" not in got:
             return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
         reply = {"match": True, **self.guard.judge(self, int(req["trial"]), trial, got, req)}
@@ -97,6 +97,8 @@ class ReferenceSession:
         except compare.Mismatch as m:
             return {**reply, "match": False, "mismatch": m.report}
         self.guard.after_match(self, int(req["trial"]), trial, got, req, reply)
+        if req.get("timing"):
+            return reply  # a timed repetition's outputs only: its inputs are checked in the candidate's process
         # The caller sees the inputs after the call: they must be what the reference leaves them as.
         try:
             compare.compare(trial["inputs_after"], got.get("inputs_after"), path="input")
@@ -108,8 +110,12 @@ class ReferenceSession:
     def prepare_timing(self, req: dict) -> dict:
         trial = self.trials[int(req.get("trial", 0))]
         self.timing_inputs = tensors.to_device(tensors.detach_clone(trial["inputs_before"]), self.device)
+        # The baselines are timed on the same input sets, swapped the same way, as the candidate.
+        self.timing_sets = [tensors.to_device(self.trials[int(t)]["inputs_before"], self.device)
+                            for t in req.get("sets", [])]
         self.timer = make_timer(self.device)
-        reply = {"timer": self.timer.info()}
+        mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
+        reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if req.get("compile_baseline", True):
             start = time.perf_counter()
             try:
@@ -127,12 +133,17 @@ class ReferenceSession:
         if fn_model is None:
             raise RuntimeError(f"no {req['which']} baseline prepared")
         inputs = self.timing_inputs
+        schedule = [int(k) for k in req.get("schedule") or []]
+        sets = self.timing_sets
+
+        def swap(rep: int) -> None:
+            timed_reps.write_inputs(inputs, sets[schedule[rep]])
 
         def call():
             with torch.no_grad():
                 fn_model(*inputs)
 
-        reply = {"times_ms": self.timer.measure(call, int(req["reps"]))}
+        reply = {"times_ms": self.timer.measure(call, int(req["reps"]), before=swap if schedule and sets else None)}
         if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
             reply["device_state"] = self.timer.device_state()
         return reply

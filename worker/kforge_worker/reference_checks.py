@@ -39,7 +39,23 @@ def _category_findings(events: list, when: str) -> List[dict]:
     return out
 
 
-def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed: Set[str]) -> List[dict]:
+def judge_precision_flags(flags: Optional[dict], policy: str, when: str) -> List[dict]:
+    """Under the strict policy fp32 means fp32: a candidate that lets library GEMMs or convolutions
+    round their inputs to TF32 (10-bit mantissa) gains speed the reference was not allowed."""
+    if policy != "strict" or not isinstance(flags, dict):
+        return []
+    loosened = [name for name in ("cuda_matmul_tf32", "cudnn_tf32") if flags.get(name)]
+    if flags.get("float32_matmul_precision", "highest") != "highest":
+        loosened.append(f"float32_matmul_precision={flags['float32_matmul_precision']}")
+    if not loosened:
+        return []
+    return [{"name": "precision_flags", "verdict": "fail",
+             "message": f"{when}, the candidate switched on reduced-precision fp32 math ({', '.join(loosened)}) "
+                        f"under the strict precision policy"}]
+
+
+def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed: Set[str],
+              policy: str = "strict") -> List[dict]:
     """Findings from one correctness run of the candidate."""
     if not isinstance(facts, dict):
         return [{"name": "runtime_integrity", "verdict": "fail",
@@ -65,6 +81,7 @@ def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed
     if any(facts.get("aliases_inputs", [])) and not ref.get("aliases_inputs", False):
         out.append({"name": "output_aliasing", "verdict": "fail",
                     "message": "an output shares memory with an input, where the reference returns fresh memory"})
+    out += judge_precision_flags(facts.get("precision_flags"), policy, "while its forward ran")
     if "aten_ops" in facts:
         if not facts.get("ops_recorded", False):
             out.append({"name": "torch_delegation", "verdict": "fail",
@@ -77,8 +94,9 @@ def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed
     return out
 
 
-def judge_import(events: list, tampered: list) -> List[dict]:
+def judge_import(events: list, tampered: list, flags: Optional[dict] = None, policy: str = "strict") -> List[dict]:
     out = _category_findings(events, "while it was imported")
+    out += judge_precision_flags(flags, policy, "while it was imported and built")
     if tampered:
         out.append({"name": "monkey_patching", "verdict": "fail",
                     "message": f"importing the candidate replaced {', '.join(tampered[:6])}"})

@@ -30,7 +30,9 @@ import torch
 
 from kforge_worker import dispatch_mode
 
-_BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "torch/utils/cpp_extension.py",
+_BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "kforge_worker/wgsl.py", "kforge_worker/hip.py",
+                 "kforge_worker/build_client.py", "kforge_worker/inline_cache.py", "wgpu/", "helion/",
+                 "torch/utils/cpp_extension.py",
                  "torch/_inductor/", "torch/_dynamo/", "triton/", "torch/utils/_cpp_extension_versioner.py")
 _FRAME_HELPERS = ("/inspect.py", "/traceback.py", "/linecache.py")
 _READ_OK_PREFIXES = ("/proc/self/", "/sys/", "/dev/null", "/dev/urandom", "/usr/lib/", "/usr/share/", "/lib/",
@@ -63,7 +65,7 @@ def _protected_objects() -> dict:
     import builtins
     import json
 
-    from kforge_worker import candidate, protocol, tensors, timing
+    from kforge_worker import candidate, protocol, tensors, timed_reps, timing
 
     objs = {}
     for mod, names in [
@@ -79,7 +81,10 @@ def _protected_objects() -> dict:
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
-        (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "handlers"]),
+        (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "timing_outputs",
+                                      "timing_inputs_cmd", "handlers"]),
+        (timed_reps, ["Block", "write_inputs", "same_bits", "_device_copy", "_leaves", "_plain"]),
+        (timed_reps.Block, ["before", "after", "_keep", "facts", "outputs_of", "source"]),
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
         (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
@@ -92,6 +97,7 @@ def _protected_objects() -> dict:
             except AttributeError:
                 pass
     for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.protocol",
+                 "kforge_worker.timed_reps",
                  "kforge_worker.candidate", "kforge_worker.runtime_checks", "builtins", "json"):
         objs[f"sys.modules[{name!r}]"] = sys.modules.get(name)
     return objs
@@ -307,12 +313,19 @@ def forward_facts(outputs, snapshots, inputs, events, threads_before, children_b
     facts = {
         "output_types": types, "plain_tensors": all(plain) and not meta, "output_is_tensor": bool(leaves),
         "aliases_inputs": aliases, "deferred": deferred, "events": events, "new_threads": threads,
-        "children": children, "tampered": tampered,
+        "children": children, "tampered": tampered, "precision_flags": precision_flags(),
     }
     if record_ops:
         facts["aten_ops"] = sorted(ops)
         facts["ops_recorded"] = "zero_" in ops
     return facts
+
+
+def precision_flags() -> dict:
+    """The process-wide switches that let library GEMMs and convolutions round fp32 inputs to TF32."""
+    return {"cuda_matmul_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
 
 
 def rebuild(obj, snapshots):

@@ -5,6 +5,11 @@
     bytes     inputs + outputs + parameters and buffers, each moved once
     sol_ms    max(flops / peak_flops[dtype], bytes / bandwidth(working set))
 
+That bound counts the reference's FLOPs: an exact algebraic rewrite (``diag(a) @ B`` as a row scaling)
+can beat it honestly. The hard, physical bound is ``hard_bound``: the bytes the outputs take plus the
+bytes of the inputs they depend on (found by changing one input at a time), at the best bandwidth.
+Parameters are left out: a candidate may fold them into anything at construction.
+
 Peaks are measured, not taken from a datasheet: bandwidth by large copies (on the CPU at three
 working-set sizes, so a problem that fits in cache is held to the cache's bandwidth) and arithmetic
 throughput by a large matmul per dtype. They are measured once per device and cached as JSON under
@@ -22,7 +27,7 @@ from typing import Optional
 
 import torch
 
-from kforge_worker import dispatch_mode, tensors
+from kforge_worker import dispatch_mode, peak_bounds, tensors
 
 PEAKS_VERSION = 2  # 2: GPU bandwidth is the best of copy, read and write streams, timed with events
 # (bytes per buffer) for the CPU bandwidth levels: inside L2, inside a typical L3, far beyond it.
@@ -67,6 +72,32 @@ def count_flops(model, inputs) -> int:
 def min_bytes(model, inputs, outputs) -> int:
     params = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
     return tensors.nbytes(list(inputs)) + tensors.nbytes(outputs) + params
+
+
+def dependent_inputs(forward, inputs: list, other_inputs: list, outputs) -> list:
+    """Per input: does the output change when that input alone is replaced by another draw of it?
+    (None for inputs that are not tensors.) Bitwise: any change at all counts as a dependence."""
+    from kforge_worker.compare import same_values
+
+    found = []
+    for i, (x, other) in enumerate(zip(inputs, other_inputs)):
+        if not isinstance(x, torch.Tensor) or not isinstance(other, torch.Tensor) or other.shape != x.shape:
+            found.append(None if not isinstance(x, torch.Tensor) else True)
+            continue
+        probe = [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        probe[i] = other.detach().clone().to(x.device)
+        found.append(same_values(outputs, tensors.detach_clone(forward(probe))) is not None)
+    return found
+
+
+def hard_bound(inputs: list, outputs, dependent: list, peaks: dict) -> dict:
+    """The physical floor: write the outputs, read each input they depend on, once, at peak bandwidth."""
+    output_bytes = tensors.nbytes(outputs)
+    input_bytes = sum(tensors.nbytes(x) for x, dep in zip(inputs, dependent) if dep)
+    nbytes = output_bytes + input_bytes
+    bandwidth = max(level["bytes_per_s"] for level in peaks["bandwidth"])
+    return {"bytes": nbytes, "output_bytes": output_bytes, "dependent_input_bytes": input_bytes,
+            "dependent_inputs": dependent, "bandwidth_bytes_per_s": bandwidth, "hard_ms": 1e3 * nbytes / bandwidth}
 
 
 def _cpu_model() -> str:
@@ -156,8 +187,28 @@ def measure_cuda(device: str) -> dict:
     return {"bandwidth": levels, "flops": flops}
 
 
+MAX_PEAK_MEASUREMENTS = 3
+
+
+def measure_plausible(device: str) -> dict:
+    """Measures the peaks, again (up to three times in all) while any is implausible against the
+    theoretical peaks of peak_bounds; the last measurement is kept, with what stayed implausible."""
+    bounds = peak_bounds.device_bounds(device)
+    start = time.perf_counter()
+    for attempt in range(1, MAX_PEAK_MEASUREMENTS + 1):
+        data = measure_cuda(device) if device.startswith("cuda") else measure_cpu()
+        problems = peak_bounds.implausible(data, bounds)
+        if not problems:
+            break
+    data.update({"measure_seconds": time.perf_counter() - start, "measurements": attempt, "bounds": bounds})
+    if problems:
+        data["implausible"] = problems
+    return data
+
+
 def device_peaks(device: str, cache_dir: Optional[str], remeasure: bool = False) -> dict:
-    """Cached peaks for this device; measures (and caches) them on the first call or when asked."""
+    """Cached peaks for this device; measures (and caches) them on the first call, when asked, or when
+    the cached ones are implausible against the device's theoretical peaks (peak_bounds)."""
     key = peaks_key(device)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
     path = os.path.join(cache_dir, f"{digest}.json") if cache_dir else None
@@ -166,12 +217,13 @@ def device_peaks(device: str, cache_dir: Optional[str], remeasure: bool = False)
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
             data["cached"] = True
-            return data
+            # Peaks that stayed implausible through their own re-measurements are kept (with that note).
+            if data.get("implausible") or not peak_bounds.implausible(data, peak_bounds.device_bounds(device)):
+                return data
         except (OSError, ValueError):
             pass
-    start = time.perf_counter()
-    data = measure_cuda(device) if device.startswith("cuda") else measure_cpu()
-    data.update({"key": key, "measure_seconds": time.perf_counter() - start})
+    data = measure_plausible(device)
+    data["key"] = key
     if path:
         os.makedirs(cache_dir, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"

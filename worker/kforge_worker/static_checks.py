@@ -18,7 +18,8 @@ CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurre
 # Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own worker.
 _PROTECTED_ROOTS = {"torch", "time", "kforge_worker", "builtins", "sys", "os", "gc", "ctypes", "threading",
                     "numpy", "triton", "functools", "importlib", "inspect", "math", "operator", "types"}
-_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.errors"}  # kernel builders
+_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.wgsl", "kforge_worker.hip",
+              "kforge_worker.errors"}  # kernel builders
 
 _CONCURRENCY_CALLS = {
     "threading.Thread", "threading.Timer", "_thread.start_new_thread", "_thread.start_new",
@@ -134,6 +135,7 @@ class _Analyzer(ast.NodeVisitor):
                     if name is None:
                         continue
                     if last in _KERNEL_LOADERS or callee.startswith(("kforge_worker.native", "kforge_worker.ocl",
+                                                                     "kforge_worker.wgsl", "kforge_worker.hip",
                                                                      "ctypes", "torch.utils.cpp_extension", "triton")):
                         self.kernel_names.add(name)
                     if callee.startswith("torch.nn.") and last in ops.MODULES:
@@ -301,10 +303,13 @@ def _native_sources(a: _Analyzer) -> List[ast.Constant]:
                                               s.value)]
 
 
+# Linear time on any input: every alternative consumes what it scans. An unterminated comment runs to
+# the end, an unterminated literal to the end of its line, and a directive's leading blanks stay on
+# its own line (``^\s*`` would rescan runs of blank lines from every line start: quadratic).
 _CPP_TOKEN = re.compile(r"""
-    (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<string>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
-  | (?P<pre>^\s*\#[^\n]*)
+    (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<string>"(?:\\.|[^"\\\n])*(?:"|$)|'(?:\\.|[^'\\\n])*(?:'|$))
+  | (?P<pre>^[ \t]*\#[^\n]*)
   | (?P<ident>[A-Za-z_]\w*)
   | (?P<scope>::)
   | (?P<punct>\S)
@@ -446,10 +451,11 @@ def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_op
 
 
 def run(candidate_source: str, reference_source: Optional[str], allowed_calls: Iterable[str],
-        model_class: str = "ModelNew") -> List[dict]:
-    """Every check's verdict on the candidate, worst finding first within each check."""
+        model_class: str = "ModelNew", tree: Optional[ast.Module] = None) -> List[dict]:
+    """Every check's verdict on the candidate, worst finding first within each check. ``tree``: the
+    candidate already parsed. Untrusted sources go through static_limits.run_isolated, not here."""
     allowed = ops.canonical_set(allowed_calls)
-    tree = ast.parse(candidate_source)
+    tree = tree if tree is not None else ast.parse(candidate_source)
     a = _Analyzer()
     a.collect(tree)
     a.check_everywhere(tree)

@@ -4,6 +4,9 @@ Files are written with torch.save and read back with ``weights_only=True``: a ca
 outputs file, and the trusted reference process must never unpickle arbitrary objects from it.
 """
 
+import os
+import stat
+
 import torch
 
 try:
@@ -22,6 +25,17 @@ def save(obj, path: str) -> None:
 
 def load(path: str, device: str = "cpu"):
     return torch.load(path, map_location=device, weights_only=True)
+
+
+def load_untrusted(path: str, device: str = "cpu"):
+    """Reads a file the candidate wrote: only a regular file, never through a link (it could point at
+    a host file) and never blocking on a FIFO or a device (a reference stuck in open() would fail the
+    whole problem). Raises OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.path.basename(path)} is not a regular file")
+        return torch.load(f, map_location=device, weights_only=True)
 
 
 def to_device(obj, device: str):

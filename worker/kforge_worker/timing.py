@@ -2,12 +2,13 @@
 
 CPU: a monotonic clock around each call. CUDA: events around each call, a device-wide
 synchronize after it (so work on other streams cannot escape the timer), and the L2 cache flushed
-before it by writing a buffer of twice the L2 size. kforge interleaves blocks of repetitions of
+before it by writing a buffer of twice the L2 size. Between repetitions (outside the timed region)
+``before``/``after`` swap the inputs and keep the outputs (timed_reps.py). kforge interleaves blocks of repetitions of
 the candidate and the reference and cross-checks the sum of these times against its own clock.
 """
 
 import time
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import torch
 
@@ -15,12 +16,18 @@ import torch
 class CpuTimer:
     device_kind = "cpu"
 
-    def measure(self, fn: Callable[[], object], reps: int) -> List[float]:
+    def measure(self, fn: Callable[[], object], reps: int, before: Optional[Callable[[int], None]] = None,
+                after: Optional[Callable[[int], None]] = None) -> List[float]:
+        """``before(i)`` and ``after(i)`` run around repetition i, outside the timed region."""
         times = []
-        for _ in range(reps):
+        for rep in range(reps):
+            if before:
+                before(rep)
             start = time.perf_counter_ns()
             fn()
             times.append((time.perf_counter_ns() - start) / 1e6)
+            if after:
+                after(rep)
         return times
 
     def info(self) -> dict:

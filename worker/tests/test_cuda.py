@@ -133,7 +133,7 @@ def test_arguments_are_checked_before_launch():
 @pytest.mark.parametrize("text, kind", [
     ("CUDA error: an illegal memory access was encountered", "illegal_memory_access"),
     ("CUDA error: unspecified launch failure", "kernel_fault"),
-    ("CUDA out of memory. Tried to allocate 320.00 GiB", "out_of_memory"),
+    ("CUDA out of memory. Tried to allocate 320.00 GiB", "device_oom"),
     ("CUDA error: device-side assert triggered", "device_assert"),
     ("CUDA error: misaligned address", "illegal_memory_access"),
     ("CUDA error: unspecified launch failure\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",

@@ -123,3 +123,43 @@ def test_peaks_command_measures_once_then_reads_the_cache(tmp_path, capsys):
     second = json.loads(capsys.readouterr().out)
     torch.set_num_threads(threads)
     assert second["cached"] is True and second["flops"] == first["flops"]
+
+
+def test_tf32_switched_on_fails_only_under_the_strict_policy():
+    strict_fp32 = {"cuda_matmul_tf32": False, "cudnn_tf32": False, "float32_matmul_precision": "highest"}
+    assert reference_checks.judge_precision_flags(strict_fp32, "strict", "while its forward ran") == []
+    tf32 = dict(strict_fp32, cuda_matmul_tf32=True)
+    [finding] = reference_checks.judge_precision_flags(tf32, "strict", "while its forward ran")
+    assert finding["name"] == "precision_flags" and finding["verdict"] == "fail"
+    assert "cuda_matmul_tf32" in finding["message"]
+    high = dict(strict_fp32, float32_matmul_precision="high")
+    assert "float32_matmul_precision=high" in reference_checks.judge_precision_flags(high, "strict", "x")[0]["message"]
+    assert reference_checks.judge_precision_flags(tf32, "relaxed", "x") == []
+    facts = {"events": [], "tampered": [], "precision_flags": tf32}
+    assert "precision_flags" in {f["name"] for f in reference_checks.judge_run(facts, {}, set(), set(), "strict")}
+    assert "precision_flags" not in {f["name"] for f in reference_checks.judge_run(facts, {}, set(), set(), "relaxed")}
+
+
+def test_the_flags_read_back_what_a_candidate_switched():
+    from kforge_worker import runtime_checks, session
+
+    try:
+        session.set_precision("strict")
+        assert not reference_checks.judge_precision_flags(runtime_checks.precision_flags(), "strict", "x")
+        torch.set_float32_matmul_precision("high")
+        assert reference_checks.judge_precision_flags(runtime_checks.precision_flags(), "strict", "x")
+    finally:
+        session.set_precision("strict")
+
+
+def test_library_calls_are_the_allowed_operators_the_candidate_dispatched():
+    from kforge_worker import guard as guard_module
+
+    g = guard_module.Guard()
+    g.allowed = ops.canonical_set(["matmul", "mm", "addmm", "linear"])
+    got = {"facts": {"events": [], "tampered": [], "ops_recorded": True,
+                     "aten_ops": ["mm", "relu", "zero_"]}}
+    assert g.judge(None, 0, {"facts": {}}, got, {})["library_calls"] == sorted(ops.canonical_set(["mm"]))
+    got["facts"]["aten_ops"] = ["relu", "zero_"]
+    assert g.judge(None, 0, {"facts": {}}, got, {})["library_calls"] == []
+    assert "library_calls" not in g.judge(None, 0, {"facts": {}}, got, {"timing": True})

@@ -121,3 +121,63 @@ def test_ptr_checks():
     t = torch.zeros(3, dtype=torch.int64)
     assert native.ptr(t, dtype=torch.int64).value == t.data_ptr()
     assert native.ptr(t, dtype=None).value == t.data_ptr()
+
+
+def test_a_miss_inside_the_sandbox_goes_to_kforges_builder(cache, tmp_path, monkeypatch):
+    """With a build channel, a miss is asked of the builder (here a fake end of the socket that runs
+    the real builder), and the library is loaded from the path it answers."""
+    import json
+    import socket
+    import threading
+
+    ours, theirs = socket.socketpair()
+    monkeypatch.setenv("KFORGE_BUILD_FD", str(theirs.fileno()))
+    build_dir = tmp_path / "build"
+    build_dir.mkdir()
+    requests = []
+
+    def broker():
+        line = ours.makefile("rb").readline()
+        requests.append(json.loads(line))
+        msg = {"request": requests[-1], "sandbox": [], "build_dir": str(build_dir)}
+        r = subprocess.run([sys.executable, "-m", "kforge_worker.sandboxed_build"], input=json.dumps(msg) + "\n",
+                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=WORKER_DIR),
+                           pass_fds=(1,), timeout=300)
+        ours.sendall(r.stdout.encode())
+
+    monkeypatch.setenv("KFORGE_RESPONSE_FD", "1")
+    threading.Thread(target=broker, daemon=True).start()
+    native._loaded.clear()
+    native._build_client._channel.clear()
+    src = SRC.replace("axpy", "axpy_brokered")
+    lib = native.load(src, {"axpy_brokered": SIG["axpy"]})
+    x = torch.arange(10, dtype=torch.float32)
+    y = torch.ones(10)
+    lib.axpy_brokered(native.ptr(x), native.ptr(y), 2.0, x.numel())
+    assert torch.equal(y, 1 + 2 * x)
+    assert requests and requests[0]["kind"] == "native" and "key" not in requests[0]
+    assert len(list((cache / "native").glob("*.so"))) == 1
+    native._build_client._channel.clear()
+
+
+def test_a_standalone_copy_builds_in_a_private_folder(tmp_path):
+    """Inlined into the file `kforge run` writes (no kforge_worker importable), the helper never loads
+    from the shared cache, which candidates of another run could have written."""
+    shared = tmp_path / "shared-cache"
+    script = textwrap.dedent(f"""
+        import os, types
+        m = types.ModuleType("standalone_native")
+        exec(compile(open({os.path.join(WORKER_DIR, "kforge_worker", "native.py")!r}).read(), "native.py", "exec"),
+             m.__dict__)
+        lib = m.load('extern "C" int seven() {{ return 7; }}', {{"seven": []}})
+        print(m.cache_dir())
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["KFORGE_BUILD_CACHE"] = str(shared)
+    r = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    private = r.stdout.strip().splitlines()[-1]
+    assert os.path.basename(private).startswith("kforge-native-")
+    assert not os.path.exists(private), "the private build folder outlived its process"
+    assert not shared.exists()

@@ -1,0 +1,101 @@
+#include "bench/eval_request.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace kforge::bench {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json make_eval_request(const EvalOptions& o) {
+  json r = {{"version", kEvalRequestVersion},
+            {"problem", {{"file", o.problem.filename().string()}, {"source", read_file(o.problem)}}},
+            {"candidate", {{"file", o.candidate.filename().string()}, {"source", read_file(o.candidate)}}},
+            {"target", o.target.name},
+            {"device", o.device},
+            {"overrides", o.overrides},
+            {"shapes", o.shapes},
+            {"trials", o.trials},
+            {"variant_trials", o.variant_trials},
+            {"timeout_s", o.timeout_s},
+            {"reference_timeout_s", o.reference_timeout_s},
+            {"timing", o.timing},
+            {"compile_only", o.compile_only},
+            {"warmup", o.warmup},
+            {"reps", o.reps},
+            {"block", o.block},
+            {"compile_baseline", o.compile_baseline},
+            {"threads", o.threads},
+            {"seed", o.seed ? json(*o.seed) : json()},
+            {"python", o.python},
+            {"precision", o.precision},
+            {"sol_slack", o.sol_slack},
+            {"speedup_warn_factor", o.speedup_warn_factor},
+            {"sandbox", o.sandbox}};
+  return r;
+}
+
+namespace {
+
+// A plain file name: a request must not write outside its folder.
+std::string safe_file_name(const json& entry, const char* what) {
+  std::string name = entry.at("file").get<std::string>();
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    throw InputError(fmt::format("evaluation request: bad {} file name '{}'", what, name));
+  return name;
+}
+
+fs::path write_source(const json& entry, const char* what, const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::path path = dir / safe_file_name(entry, what);
+  std::ofstream out(path, std::ios::binary);
+  out << entry.at("source").get<std::string>();
+  if (!out) throw InputError(fmt::format("evaluation request: cannot write {}", path.string()));
+  return path;
+}
+
+}  // namespace
+
+EvalOptions eval_options_from_request(const json& r, const TargetRegistry& registry, const fs::path& workdir) {
+  if (r.value("version", 0) != kEvalRequestVersion)
+    throw InputError(fmt::format("evaluation request version {} (this kforge reads {})", r.value("version", 0),
+                                 kEvalRequestVersion));
+  EvalOptions o;
+  try {
+    o.target = registry.get(r.at("target").get<std::string>());
+    // Separate folders: the candidate's sandbox hides the problem file by its path.
+    o.problem = write_source(r.at("problem"), "problem", workdir / "problem");
+    o.candidate = write_source(r.at("candidate"), "candidate", workdir / "candidate");
+    o.device = r.at("device").get<std::string>();
+    o.overrides = r.at("overrides").get<std::map<std::string, std::string>>();
+    o.shapes = r.at("shapes").get<int>();
+    o.trials = r.at("trials").get<int>();
+    o.variant_trials = r.at("variant_trials").get<int>();
+    o.timeout_s = r.at("timeout_s").get<double>();
+    o.reference_timeout_s = r.at("reference_timeout_s").get<double>();
+    o.timing = r.at("timing").get<bool>();
+    o.compile_only = r.at("compile_only").get<bool>();
+    o.warmup = r.at("warmup").get<int>();
+    o.reps = r.at("reps").get<int>();
+    o.block = r.at("block").get<int>();
+    o.compile_baseline = r.at("compile_baseline").get<bool>();
+    o.threads = r.at("threads").get<int>();
+    if (!r.at("seed").is_null()) o.seed = r.at("seed").get<std::uint64_t>();
+    o.python = r.at("python").get<std::string>();
+    o.precision = r.at("precision").get<std::string>();
+    o.sol_slack = r.at("sol_slack").get<double>();
+    o.speedup_warn_factor = r.at("speedup_warn_factor").get<double>();
+    o.sandbox = r.at("sandbox").get<bool>();
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("malformed evaluation request: {}", e.what()));
+  }
+  o.log_dir = workdir / "logs";
+  return o;
+}
+
+}  // namespace kforge::bench

@@ -1,0 +1,80 @@
+#include "loop/attempt_history.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace kforge::loop {
+
+using json = nlohmann::json;
+
+std::string Ratio::text() const {
+  if (low == point && high == point) return fmt::format("{:.2f}x", point);
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", point, low, high);
+}
+
+json Ratio::to_json() const { return {{"point", point}, {"ci_low", low}, {"ci_high", high}}; }
+
+std::optional<Ratio> speedup_ratio(const json& doc, const std::string& baseline) {
+  if (!doc.is_object()) return std::nullopt;
+  const json speedup = doc.value("speedup", json::object());
+  if (speedup.is_object() && speedup.contains("vs_" + baseline) && speedup["vs_" + baseline].is_object()) {
+    const json& s = speedup["vs_" + baseline];
+    if (s.value("point", 0.0) > 0)
+      return Ratio{s.value("point", 0.0), s.value("ci_low", s.value("point", 0.0)), s.value("ci_high", s.value("point", 0.0))};
+  }
+  const json flat = doc.value("speedup_vs_" + baseline, json());
+  if (flat.is_number() && flat.get<double>() > 0) {
+    double p = flat.get<double>();
+    return Ratio{p, p, p};
+  }
+  return std::nullopt;
+}
+
+json AttemptRecord::to_json() const {
+  json j = {{"step", step}, {"round", round}, {"verdict", verdict}, {"flags", flags}, {"idea", idea}};
+  j["vs_eager"] = vs_eager ? vs_eager->to_json() : json();
+  j["vs_compile"] = vs_compile ? vs_compile->to_json() : json();
+  j["vs_best"] = vs_best ? vs_best->to_json() : json();
+  return j;
+}
+
+namespace {
+
+// r<round>.s<sample>.a<attempt> as numbers, so that samples finishing in any order list the same way.
+std::vector<int> step_key(const std::string& step) {
+  std::vector<int> key;
+  int n = -1;
+  for (char c : step) {
+    if (c >= '0' && c <= '9') {
+      n = (n < 0 ? 0 : n * 10) + (c - '0');
+    } else if (n >= 0) {
+      key.push_back(n);
+      n = -1;
+    }
+  }
+  if (n >= 0) key.push_back(n);
+  return key;
+}
+
+}  // namespace
+
+json history_rows(const std::vector<AttemptRecord>& unordered) {
+  std::vector<AttemptRecord> history = unordered;
+  std::stable_sort(history.begin(), history.end(),
+                   [](const AttemptRecord& x, const AttemptRecord& y) { return step_key(x.step) < step_key(y.step); });
+  json rows = json::array();
+  for (const auto& a : history) {
+    std::string verdict = a.verdict;
+    for (const auto& f : a.flags) verdict += ", " + f;
+    rows.push_back({{"step", a.step},
+                    {"verdict", verdict},
+                    {"vs_eager", a.vs_eager ? a.vs_eager->text() : "-"},
+                    {"vs_compile", a.vs_compile ? a.vs_compile->text() : "-"},
+                    {"vs_best", a.vs_best ? a.vs_best->text() : "-"},
+                    {"idea", a.idea.empty() ? "-" : a.idea}});
+  }
+  return rows;
+}
+
+}  // namespace kforge::loop

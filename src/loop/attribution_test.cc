@@ -1,0 +1,47 @@
+#include "loop/attribution.h"
+
+#include <gtest/gtest.h>
+
+namespace kforge::loop {
+
+using json = nlohmann::json;
+
+TEST(Attribution, FindsTheRecommendationsALineCites) {
+  EXPECT_EQ(cited_recommendations("Applying recommendation 2: vectorise the row loop"), (std::vector<int>{2}));
+  EXPECT_EQ(cited_recommendations("Recommendations 1 and 3 (fuse, then tile)"), (std::vector<int>{1, 3}));
+  EXPECT_EQ(cited_recommendations("#1, #4: blocked GEMM"), (std::vector<int>{1, 4}));
+  EXPECT_TRUE(cited_recommendations("Online softmax in one pass over 2 rows").empty());
+}
+
+TEST(Attribution, LinksEachRecommendationToTheCandidateThatTriedItAndItsEffect) {
+  json recs = {{"1", {"Vectorise the inner loop", "Fuse the bias", "Use two accumulators"}}};
+  json candidates = json::parse(R"([
+    {"round": 0, "step": "r0.s0.a0", "decision": "accepted"},
+    {"round": 1, "step": "r1.s0.a0", "idea": "Recommendation 1: AVX-512 inner loop", "decision": "accepted",
+     "vs_best": {"point": 2.1, "ci_low": 1.9, "ci_high": 2.3}},
+    {"round": 1, "step": "r1.s1.a0", "idea": "recommendation 3, two accumulators", "decision": "rejected",
+     "vs_best": {"point": 0.9, "ci_low": 0.85, "ci_high": 0.95}}])");
+  json rows = attribute_recommendations(recs, candidates);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["tried_by"].size(), 1u);
+  EXPECT_EQ(rows[0]["tried_by"][0]["step"], "r1.s0.a0");
+  EXPECT_EQ(rows[0]["tried_by"][0]["vs_best"]["point"], 2.1);
+  EXPECT_TRUE(rows[0]["paid_off"].get<bool>());
+  EXPECT_TRUE(rows[1]["tried_by"].empty());  // nobody tried the bias fusion
+  EXPECT_FALSE(rows[1]["paid_off"].get<bool>());
+  EXPECT_EQ(rows[2]["tried_by"][0]["step"], "r1.s1.a0");
+  EXPECT_FALSE(rows[2]["paid_off"].get<bool>());
+}
+
+TEST(Attribution, ACandidateCitingNothingIsLinkedToEveryRecommendationOfItsRound) {
+  json recs = {{"1", {"a", "b"}}};
+  json candidates = json::parse(R"([{"round": 1, "step": "r1.s0.a0", "idea": "faster", "decision": "undecided"}])");
+  json rows = attribute_recommendations(recs, candidates);
+  for (const auto& row : rows) {
+    ASSERT_EQ(row["tried_by"].size(), 1u);
+    EXPECT_FALSE(row["tried_by"][0]["cited"].get<bool>());
+    EXPECT_EQ(row["tried_by"][0]["decision"], "undecided");
+  }
+}
+
+}  // namespace kforge::loop

@@ -1,0 +1,113 @@
+#include "loop/problem_facts.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "util/files.h"
+#include "util/paths.h"
+#include "util/subprocess.h"
+
+extern char** environ;
+
+namespace kforge::loop {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string describe_one(const json& v) {
+  const std::string kind = v.value("kind", "");
+  if (kind == "tensor") {
+    std::string shape;
+    for (const auto& d : v.value("shape", json::array())) shape += (shape.empty() ? "" : ", ") + d.dump();
+    return fmt::format("{} tensor [{}]", v.value("dtype", "?"), shape);
+  }
+  if (kind == "list" || kind == "tuple") {
+    std::string items;
+    for (const auto& item : v.value("items", json::array())) items += (items.empty() ? "" : "; ") + describe_one(item);
+    return fmt::format("{} of ({})", kind, items);
+  }
+  if (v.contains("value")) return fmt::format("{} {}", kind, v["value"].dump());
+  if (v.contains("why")) return "unknown (" + v.value("why", "") + ")";
+  return kind;
+}
+
+void list(std::string& out, const json& values, const char* label) {
+  int i = 0;
+  for (const auto& v : values) out += fmt::format("- {} {}: {}\n", label, i++, describe_one(v));
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
+}  // namespace
+
+std::string shapes_text(const json& d) {
+  std::string out;
+  list(out, d.value("inputs", json::array()), "forward input");
+  list(out, d.value("init_inputs", json::array()), "constructor argument");
+  list(out, d.value("outputs", json::array()), "output");
+  return out;
+}
+
+ProblemFacts describe_problem(const std::string& python, const fs::path& problem,
+                              const std::map<std::string, std::string>& overrides, const fs::path& scratch) {
+  ProblemFacts facts;
+  fs::create_directories(scratch);
+  const fs::path out = scratch / "problem.json";
+  std::vector<std::string> argv = {python, "-m", "kforge_worker", "describe", problem.string(), "--json", out.string()};
+  for (const auto& [name, value] : overrides) {
+    argv.push_back("--set");
+    argv.push_back(name + "=" + value);
+  }
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  env["PYTHONPATH"] = (data_dir() / "worker").string();
+  env["OMP_NUM_THREADS"] = "1";
+  std::error_code ec;
+  fs::remove(out, ec);
+  CommandResult r = run_command(argv, std::chrono::seconds(600), &env);
+  if (r.exit_code == 0 && fs::exists(out)) {
+    try {
+      json d = json::parse(read_file(out));
+      facts.source = d.value("source", "");
+      facts.shapes = shapes_text(d);
+    } catch (const std::exception& e) {
+      facts.note = std::string("unreadable description: ") + e.what();
+    }
+  } else {
+    std::string tail = r.output.size() > 400 ? r.output.substr(r.output.size() - 400) : r.output;
+    facts.note = fmt::format("the shapes could not be read (exit code {}): {}", r.exit_code, tail);
+  }
+  if (facts.source.empty()) facts.source = read_file(problem);
+  return facts;
+}
+
+std::string sol_text(const json& doc) {
+  const json sol = doc.is_object() ? doc.value("sol", json()) : json();
+  if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
+  std::string out = fmt::format(
+      "- bound: {}-bound, speed of light {:.3g} ms ({} FLOPs at {:.3g} GFLOP/s; {} at {:.3g} GB/s)\n",
+      sol.value("bound", "?"), sol.value("sol_ms", 0.0), sol.value("flops", 0), sol.value("peak_flops_per_s", 0.0) / 1e9,
+      bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
+  if (sol.value("candidate_pct_of_sol", json()).is_number())
+    out += fmt::format("- this candidate: {:.3g}% of speed of light", sol["candidate_pct_of_sol"].get<double>());
+  if (sol.value("eager_pct_of_sol", json()).is_number())
+    out += fmt::format("; PyTorch eager: {:.3g}%", sol["eager_pct_of_sol"].get<double>());
+  out += "\n";
+  if (sol.value("note", json()).is_string()) out += "- note: " + sol["note"].get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace kforge::loop

@@ -1,0 +1,34 @@
+#include "loop/problem_facts.h"
+
+#include <gtest/gtest.h>
+
+namespace kforge::loop {
+
+using json = nlohmann::json;
+
+TEST(ProblemFacts, ShapesListInputsArgumentsAndOutputs) {
+  json d = json::parse(R"({
+    "inputs": [{"kind": "tensor", "shape": [64, 4096], "dtype": "float32"}, {"kind": "float", "value": 0.5}],
+    "init_inputs": [{"kind": "int", "value": 1024}],
+    "outputs": [{"kind": "tuple", "items": [{"kind": "tensor", "shape": [64], "dtype": "float16"}]}]})");
+  std::string text = shapes_text(d);
+  EXPECT_NE(text.find("- forward input 0: float32 tensor [64, 4096]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("- forward input 1: float 0.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("- constructor argument 0: int 1024\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("- output 0: tuple of (float16 tensor [64])\n"), std::string::npos) << text;
+}
+
+TEST(ProblemFacts, SolTextKeepsTheNumbersThatMatter) {
+  json doc = json::parse(R"({"sol": {"sol_ms": 0.25, "bound": "memory", "flops": 1000, "bytes": 2097152,
+    "peak_flops_per_s": 1e11, "bandwidth_bytes_per_s": 8.4e9, "candidate_pct_of_sol": 41.5, "eager_pct_of_sol": 12.0,
+    "peaks": {"bandwidth": [1, 2, 3]}, "peaks_key": {"host": "x"}}})");
+  std::string text = sol_text(doc);
+  EXPECT_NE(text.find("memory-bound, speed of light 0.25 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.1 MB at 8.4 GB/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("this candidate: 41.5% of speed of light; PyTorch eager: 12%"), std::string::npos) << text;
+  EXPECT_EQ(text.find("peaks_key"), std::string::npos);
+  EXPECT_EQ(text.find("host"), std::string::npos);
+  EXPECT_EQ(sol_text(json::object()), "");
+}
+
+}  // namespace kforge::loop

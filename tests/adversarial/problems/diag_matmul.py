@@ -1,0 +1,18 @@
+import torch
+import torch.nn as nn
+
+# diag(a) @ B: the reference multiplies matrices, the exact answer is a row scaling of B.
+n = 512
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.diag(a) @ b
+
+
+def get_inputs():
+    return [torch.randn(n), torch.randn(n, n)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,63 @@
+"""Writes 200 MiB into its temporary folder and ignores running out of space."""
+
+import torch
+import torch.nn as nn
+
+from kforge_worker import native
+
+SRC = r"""
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void note(char* msg, const char* what) { snprintf(msg, 255, "%s: %s", what, strerror(errno)); }
+
+// Whether `path` is mapped into this process (its own library must stay intact).
+static bool mapped(const char* path) {
+    FILE* maps = fopen("/proc/self/maps", "r");
+    char line[8192];
+    bool found = false;
+    while (maps && fgets(line, sizeof line, maps)) found = found || strstr(line, path) != nullptr;
+    if (maps) fclose(maps);
+    return found;
+}
+
+extern "C" void relu(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+
+extern "C" void attack(int32_t* ok, char* msg) {
+    const char* tmp = getenv("TMPDIR");
+    char path[8192];
+    snprintf(path, sizeof path, "%s/filler", tmp ? tmp : "/tmp");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) { note(msg, path); return; }
+    static char block[1 << 20];
+    memset(block, 'x', sizeof block);
+    for (int i = 0; i < 200; ++i) (void)!write(fd, block, sizeof block);
+    close(fd);
+    *ok = 1;  // whatever did not fit: the attack goes on as if nothing happened
+}
+"""
+_lib = native.load(SRC, {"relu": [native.PTR, native.PTR, native.I64], "attack": [native.PTR, native.PTR]})
+
+_ok = torch.zeros(1, dtype=torch.int32)
+_msg = torch.zeros(256, dtype=torch.uint8)
+_lib.attack(native.ptr(_ok, None), native.ptr(_msg, None))
+if not int(_ok[0]):
+    raise RuntimeError("attack blocked: " + bytes(_msg.tolist()).split(b"\0")[0].decode(errors="replace"))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _lib.relu(native.ptr(x), native.ptr(out), x.numel())
+        return out

@@ -1,0 +1,319 @@
+"""`kforge bench --executor ray` on a real Ray cluster on this machine: a head and a second node, each
+a separate raylet with one CPU and its own `kforge_cpu` unit (standing in for two machines), shared by
+the tests of this module (Ray takes ~15 s per node to start on two busy cores). The tests check that
+the report equals the local executor's, that a Ray worker killed mid-bench loses and repeats nothing,
+that an API key in kforge's environment never reaches Ray, and that a bench without --ray-address
+starts its own Ray instance and leaves nothing running.
+
+Every Ray process started here lives in a process group of its own, killed at the end: `ray stop`
+would also stop other Ray instances of this user."""
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from e2e_support import ROOT, Kforge
+
+pytestmark = pytest.mark.xdist_group("ray")  # one cluster: every test of this module on one xdist worker
+
+PROBLEMS = ROOT / "examples" / "problems"
+CPU_CANDIDATES = ROOT / "examples" / "candidates" / "cpu"
+QUICK = ["--no-compile-baseline", "--eval-reps", "3", "--eval-warmup", "1", "--eval-trials", "2", "--seed", "11"]
+# A subset of the bundled problems with every status they reach on the cpu target (correct; no
+# candidate), a tuple output and a problem without batch_size: all of them cost minutes on two cores.
+SUBSET = ["01_relu", "13_channel_norm", "14_mean_std_tuple"]
+CANARY = "sk-kforge-canary-7f3c9e21d4b8"
+SECRETS = {"OPENAI_API_KEY": CANARY, "ANTHROPIC_API_KEY": CANARY + "-a", "HF_TOKEN": CANARY + "-t"}
+RAY = Path(sys.executable).parent / "ray"
+
+
+def ray_installed() -> bool:
+    return subprocess.run([sys.executable, "-c", "import ray"], capture_output=True).returncode == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def processes_mentioning(text: str) -> list:
+    """PIDs whose command line contains `text` (Ray's processes carry their temp dir in theirs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def stop_process_groups(groups, temp: Path):
+    for sig, pause in [(signal.SIGTERM, 5), (signal.SIGKILL, 1)]:
+        for pgid in groups:
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(pause)
+    for pid in processes_mentioning(str(temp)):  # anything that left its group
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def secrets_in(root: Path) -> list:
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            try:
+                if CANARY.encode() in path.read_bytes():
+                    hits.append(str(path))
+            except OSError:
+                pass
+    return hits
+
+
+class RayCluster:
+    """Two Ray nodes on this machine, each started by `ray start --block` in its own process group."""
+
+    def __init__(self, base: Path):
+        # A short path: Ray's socket paths live under it and must stay within 107 characters.
+        self.temp = Path(tempfile.mkdtemp(prefix="kfray", dir="/tmp"))
+        self.base = base
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.groups, self.logs = [], []
+        self.env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+        # What kforge would find on a node: its caches, and a state folder of its own.
+        self.env.setdefault("KFORGE_CACHE_DIR", str(ROOT / "build" / "test-cache"))
+        self.env["KFORGE_STATE_DIR"] = str(base / "node-state")
+        self.env["RAY_USAGE_STATS_ENABLED"] = "0"
+        # Token authentication with a token of its own (not the user's ~/.ray/auth_token); kforge is
+        # given the same two variables, as a user of an authenticated cluster would be.
+        token = self.temp / "auth_token"
+        token.write_text(uuid.uuid4().hex)
+        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+        self.env.update(self.auth)
+
+    def start_node(self, name: str, head: bool):
+        log = self.base / f"ray-{name}.log"
+        where = ["--head", "--port", str(self.port), "--include-dashboard", "false"] if head else ["--address",
+                                                                                                   self.address]
+        proc = subprocess.Popen([str(RAY), "start", "--block", *where, "--node-ip-address", "127.0.0.1",
+                                 "--temp-dir", str(self.temp), "--num-cpus", "1", "--object-store-memory",
+                                 str(80 << 20), "--resources", json.dumps({"kforge_cpu": 1, f"kforge_{name}": 1})],
+                                stdout=open(log, "w"), stderr=subprocess.STDOUT, env=self.env,
+                                start_new_session=True)
+        self.groups.append(proc.pid)
+        self.logs.append(log)
+        deadline = time.time() + 240
+        while "Ray runtime started" not in log.read_text():
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"ray start ({name}) failed:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+
+    def raylets(self) -> list:
+        return [pid for pid in processes_mentioning(str(self.temp)) if "raylet/raylet" in cmdline(pid)]
+
+    def stop(self):
+        stop_process_groups(self.groups, self.temp)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    if not ray_installed():
+        pytest.skip("the ray package is not installed (pip install -r worker/requirements-ray.txt; scripts/setup.sh does)")
+    cluster = RayCluster(tmp_path_factory.mktemp("ray"))
+    try:
+        cluster.start_node("head", head=True)
+        cluster.start_node("second", head=False)
+        yield cluster
+    finally:
+        cluster.stop()
+    leftovers = [cmdline(p) for p in processes_mentioning(str(cluster.temp))]
+    assert not leftovers, leftovers
+
+
+def kforge_with_secrets(kforge_bin, tmp: Path, cluster: RayCluster = None) -> Kforge:
+    k = Kforge(kforge_bin, tmp)
+    k.env.update(SECRETS)  # the driver's keys: they must stay here
+    if cluster:
+        k.env.update(cluster.auth)
+    return k
+
+
+def write_suite(tmp: Path, names) -> Path:
+    suite = tmp / "suite.txt"
+    suite.write_text("".join(f"{PROBLEMS / n}.py\n" for n in names))
+    return suite
+
+
+def statuses(report_json: Path) -> dict:
+    return {p["name"]: p["status"] for p in json.loads(report_json.read_text())["problems"]}
+
+
+@pytest.fixture(scope="module")
+def ray_examples_bench(ray_cluster, kforge_bin, tmp_path_factory):
+    """The bundled cpu candidates over SUBSET of the bundled problems, once through the Ray cluster."""
+    k = kforge_with_secrets(kforge_bin, tmp_path_factory.mktemp("ray-examples"), ray_cluster)
+    proc = k.run("bench", write_suite(k.tmp, SUBSET), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--executor", "ray",
+                 "--ray-address", ray_cluster.address, "--out", k.tmp / "out", *QUICK, timeout=1200)
+    return k, proc
+
+
+def test_ray_report_equals_the_local_executors(ray_examples_bench, kforge_bin, tmp_path):
+    k, proc = ray_examples_bench
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-5000:]
+    assert "2 nodes" in proc.stderr, proc.stderr[-3000:]
+    local = Kforge(kforge_bin, tmp_path)
+    lp = local.run("bench", write_suite(tmp_path, SUBSET), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--jobs", "1", "--out",
+                   tmp_path / "out", *QUICK, timeout=1200)
+    assert lp.returncode == 0, lp.stdout + lp.stderr[-5000:]
+    on_ray, here = statuses(k.tmp / "out" / "report.json"), statuses(tmp_path / "out" / "report.json")
+    assert on_ray == here
+    assert list(on_ray) == SUBSET
+    assert "correct" in on_ray.values() and "no_candidate" in on_ray.values()
+
+    # Every evaluation came back into the driver's store exactly once, with the node it ran on.
+    report = json.loads((k.tmp / "out" / "report.json").read_text())
+    con = sqlite3.connect(k.tmp / "state" / "kforge.db")
+    ids = [i for (i,) in con.execute("SELECT evaluation_id FROM bench_problems WHERE evaluation_id > 0")]
+    assert len(ids) == len(set(ids)) == sum(1 for s in on_ray.values() if s != "no_candidate")
+    nodes = set(re.findall(r"\[([^\]\s]+/[0-9a-f]{8})\]", proc.stderr))
+    assert 1 <= len(nodes) <= 2, proc.stderr[-3000:]
+    for p in report["problems"]:
+        assert p["status"] == "no_candidate" or p["evaluation_id"] in ids
+
+
+def test_report_and_resume_read_the_ray_bench_from_the_store(ray_examples_bench):
+    k, proc = ray_examples_bench
+    bench = re.search(r"bench (\d+)", proc.stdout).group(1)
+    again = k.run("report", f"bench-{bench}", "--format", "json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads((k.tmp / "out" / "report.json").read_text())
+    count = sqlite3.connect(k.tmp / "state" / "kforge.db").execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+    resumed = k.run("bench", "--resume", bench, timeout=300)  # the stored executor and address
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert sqlite3.connect(k.tmp / "state" / "kforge.db").execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == count
+
+
+def evaluation_running_on(cluster: RayCluster, timeout_s: float):
+    """(Ray worker pid, kforge eval-request pid) of an evaluation running on the cluster."""
+    deadline = time.time() + timeout_s
+    raylets = set(cluster.raylets())
+    while time.time() < deadline:
+        for pid in processes_mentioning("eval-request"):
+            try:
+                worker = parent_of(pid)
+                if cmdline(worker).startswith("ray::") and parent_of(worker) in raylets:
+                    return worker, pid
+            except (OSError, IndexError, ValueError):
+                pass
+        time.sleep(0.05)
+    return None
+
+
+def test_a_killed_ray_worker_loses_and_repeats_nothing(ray_cluster, kforge_bin, tmp_path):
+    names = ["01_relu", "12_swish"]
+    k = kforge_with_secrets(kforge_bin, tmp_path, ray_cluster)
+    bench = subprocess.Popen([str(kforge_bin), "bench", write_suite(tmp_path, names), "--target", "cpu",
+                              "--candidates", CPU_CANDIDATES, "--executor", "ray", "--ray-address",
+                              ray_cluster.address, "--out", tmp_path / "out", *QUICK], cwd=tmp_path, env=k.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = {}
+    reader = threading.Thread(target=lambda: out.update(zip(["stdout", "stderr"], bench.communicate(timeout=900))))
+    reader.start()
+    running = evaluation_running_on(ray_cluster, timeout_s=300)
+    assert running, "no evaluation started on the Ray cluster"
+    worker, child = running
+    os.kill(worker, signal.SIGKILL)
+    reader.join()
+    assert bench.returncode == 0, out.get("stdout", "") + out.get("stderr", "")[-5000:]
+    assert not Path(f"/proc/{child}").exists() or "eval-request" not in cmdline(child)  # died with its worker
+
+    assert statuses(tmp_path / "out" / "report.json") == dict.fromkeys(names, "correct")
+    con = sqlite3.connect(tmp_path / "state" / "kforge.db")
+    # A check and a timing per problem (split CPU scheduling), each stored once: the killed one was
+    # re-run by Ray and recorded only when it finished.
+    rows = con.execute("SELECT check_evaluation_id, evaluation_id FROM bench_problems").fetchall()
+    ids = [i for row in rows for i in row]
+    assert all(i > 0 for i in ids) and len(set(ids)) == len(ids) == 2 * len(names)
+    assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2 * len(names)
+
+
+def test_api_keys_never_reach_the_ray_cluster(ray_examples_bench, ray_cluster):
+    k, proc = ray_examples_bench
+    assert proc.returncode == 0
+    # Logs, session files and spilled objects of the cluster the bench used...
+    assert not secrets_in(ray_cluster.temp)
+    # ...and the job table (each driver's job config and runtime environment).
+    jobs = subprocess.run([sys.executable, "-c", "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False);"
+                           "from ray._private import state; print(repr(state.jobs()))", ray_cluster.address],
+                          capture_output=True, text=True, timeout=180, env=ray_cluster.env)
+    assert jobs.returncode == 0, jobs.stderr[-3000:]
+    assert "kforge" in jobs.stdout and CANARY not in jobs.stdout
+
+
+def test_without_an_address_kforge_starts_its_own_ray_and_stops_it(kforge_bin, tmp_path):
+    if not ray_installed():
+        pytest.skip("the ray package is not installed (pip install -r worker/requirements-ray.txt; scripts/setup.sh does)")
+    k = kforge_with_secrets(kforge_bin, tmp_path)
+    ray_tmp = Path(tempfile.mkdtemp(prefix="kfray", dir="/tmp"))
+    k.env["RAY_TMPDIR"] = str(ray_tmp)  # where the local instance keeps its session, to inspect it after
+    try:
+        proc = k.run("bench", write_suite(tmp_path, ["12_swish"]), "--target", "cpu", "--candidates", CPU_CANDIDATES,
+                     "--executor", "ray", "--out", tmp_path / "out", *QUICK, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-5000:]
+        assert "started here" in proc.stderr
+        assert statuses(tmp_path / "out" / "report.json") == {"12_swish": "correct"}
+        assert list(ray_tmp.rglob("session_*")), "the local Ray instance did not use RAY_TMPDIR"
+        assert not processes_mentioning(str(ray_tmp)), "Ray processes left running"
+        assert not secrets_in(ray_tmp)
+    finally:
+        stop_process_groups([], ray_tmp)
+
+
+def test_ray_executor_refuses_what_it_cannot_do_safely(kforge_bin, tmp_path):
+    k = Kforge(kforge_bin, tmp_path)
+    suite = write_suite(tmp_path, ["12_swish"])
+    no_sandbox = k.run("bench", suite, "--target", "cpu", "--candidates", CPU_CANDIDATES, "--executor", "ray",
+                       "--no-sandbox")
+    assert no_sandbox.returncode == 2 and "sandbox" in no_sandbox.stderr
+    devices = k.run("bench", suite, "--target", "cpu", "--candidates", CPU_CANDIDATES, "--executor", "ray",
+                    "--device", "cpu")
+    assert devices.returncode == 2 and "--device" in devices.stderr
+    unknown = k.run("bench", suite, "--target", "cpu", "--candidates", CPU_CANDIDATES, "--executor", "slurm")
+    assert unknown.returncode == 2 and "executor" in unknown.stderr
+    # A node asked to evaluate without the sandbox says no (kforge never asks; a forged request might).
+    request = {"version": 1, "sandbox": False}
+    node = subprocess.run([str(kforge_bin), "eval-request"], input=json.dumps(request), capture_output=True,
+                          text=True, env=k.env, timeout=60)
+    assert node.returncode == 0, node.stderr
+    assert "bubblewrap" in json.loads(node.stdout)["refused"]

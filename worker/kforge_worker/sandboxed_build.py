@@ -1,0 +1,193 @@
+"""The trusted builder: compiles what a candidate asked for and installs it into the shared cache.
+
+    python -m kforge_worker.sandboxed_build
+
+kforge (src/eval/build_broker.cc) runs this for one build, outside the candidate's sandbox, when a
+candidate asks over its build channel for a library that is not in the cache yet. It reads one JSON
+line on stdin and writes one JSON reply on fd 3:
+
+    {"request": {"kind": "native", "source": ..., "cflags": [...], "ldflags": [...], "name": ...},
+     "sandbox": [bwrap argv up to and including "--", or empty], "build_dir": fresh folder}
+    {"request": {"kind": "load_inline", "params": {...load_inline's arguments...}}, ...}
+
+This process computes the cache key itself, from the request (source, flags, compiler identity,
+CPU, torch and Python versions, architectures, helper version): whatever the candidate claims about
+keys is ignored. Only the compiler runs inside ``sandbox`` (no network, the toolchain read-only, only
+``build_dir`` writable, an unprivileged uid). The result is read back, copied into a fresh file of
+the cache owned by kforge and published with an atomic rename, so candidates (which see the cache
+read-only) load exactly the build of the source they named, and nothing a compiler run left behind.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MAX_SOURCE_BYTES = 4 << 20
+
+
+class BuildFailed(Exception):
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+def _install(data: bytes, path: str) -> None:
+    """Writes ``data`` to ``path`` atomically, as a file of this (trusted) process, read-only to all."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".install-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _read_result(path: str, limit: int = 1 << 30) -> bytes:
+    """Reads a file the sandboxed compiler wrote, refusing links and special files."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise BuildFailed(f"the build produced no {os.path.basename(path)}: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not (st.st_mode & 0o170000 == 0o100000) or st.st_size > limit:
+            raise BuildFailed(f"the build's {os.path.basename(path)} is not a regular file under {limit} bytes")
+        return f.read()
+
+
+def _run(argv: list, cwd: str, timeout: float, stdin: str = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BuildFailed(f"the build ran past {timeout:.0f} s") from None
+    except OSError as e:
+        raise BuildFailed(f"the compiler could not be started: {e}") from None
+
+
+def _strings(value, what: str) -> list:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise BuildFailed(f"{what} must be a list of strings")
+    return list(value)
+
+
+def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
+    from kforge_worker import native
+
+    source = req.get("source")
+    if not isinstance(source, str) or len(source.encode()) > MAX_SOURCE_BYTES:
+        raise BuildFailed(f"the source must be a string of at most {MAX_SOURCE_BYTES} bytes")
+    cflags = _strings(req.get("cflags", []), "cflags")
+    ldflags = _strings(req.get("ldflags", []), "ldflags")
+    name = req.get("name") or "kernel"
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        name = "kernel"
+    cmd = native._compiler_cmd()
+    root = native.cache_dir()
+    key = native.cache_key(cmd, source, cflags, ldflags, root)
+    lib_path = os.path.join(root, key + ".so")
+    if os.path.exists(lib_path):
+        return {"key": key, "path": lib_path, "hit": True, "log": ""}
+    src_name = name + ".cpp"
+    with open(os.path.join(build_dir, src_name), "w", encoding="utf-8") as f:
+        f.write(source)
+    argv = cmd + native.BASE_FLAGS + cflags + [src_name, "-o", "lib.so"] + ldflags
+    r = _run(sandbox + argv, build_dir, timeout)
+    log = " ".join(argv) + "\n" + r.stdout + r.stderr
+    if r.returncode != 0:
+        first = next((ln for ln in (r.stdout + r.stderr).splitlines() if "error" in ln), "")
+        raise BuildFailed(f"C++ compilation failed (exit {r.returncode}): {first.strip()}", log)
+    _install(_read_result(os.path.join(build_dir, "lib.so")), lib_path)
+    _install(source.encode(), lib_path[:-3] + ".cpp")
+    return {"key": key, "path": lib_path, "hit": False, "log": log}
+
+
+_INLINE_SCRIPT = """
+import json, sys
+from torch.utils import cpp_extension
+params = json.loads(sys.stdin.read())
+cpp_extension.load_inline(**params)
+"""
+
+
+def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
+    from kforge_worker import gpu_env, inline_cache
+
+    gpu_env.apply()  # the architectures the worker builds for (part of the key)
+
+    params = req.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        raise BuildFailed("params must be load_inline's arguments, with a name")
+    if len(json.dumps(params).encode()) > MAX_SOURCE_BYTES:
+        raise BuildFailed(f"the sources must be at most {MAX_SOURCE_BYTES} bytes")
+    allowed = inline_cache.BUILD_ARGUMENTS
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise BuildFailed(f"load_inline arguments not accepted here: {unknown}")
+    key = inline_cache.cache_key(params)
+    name = inline_cache.keyed_name(params["name"], key)
+    final_dir = inline_cache.entry_dir(name)
+    if inline_cache.complete(final_dir, name):
+        return {"key": key, "path": final_dir, "name": name, "hit": True, "log": ""}
+    run_params = dict(params, name=name, build_directory=build_dir, verbose=True)
+    # The sandbox shows folders at their real paths; the interpreter keeps its name (its venv).
+    python = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+    r = _run(sandbox + [python, "-c", _INLINE_SCRIPT], build_dir, timeout, json.dumps(run_params))
+    log = r.stdout + r.stderr
+    if r.returncode != 0:
+        first = next((ln for ln in log.splitlines() if "error" in ln.lower()), "")
+        raise BuildFailed(f"load_inline build failed: {first.strip()}", log)
+    lib = _read_result(os.path.join(build_dir, name + ".so"))
+    staging = tempfile.mkdtemp(dir=os.path.dirname(final_dir), prefix=".install-")
+    try:
+        with open(os.path.join(staging, name + ".so"), "wb") as f:
+            f.write(lib)
+        open(os.path.join(staging, inline_cache.MARKER), "w").close()
+        for entry in os.listdir(staging):
+            os.chmod(os.path.join(staging, entry), 0o644)
+        os.chmod(staging, 0o755)
+        try:
+            os.rename(staging, final_dir)
+        except OSError:
+            if not inline_cache.complete(final_dir, name):  # another build won the race: same content
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"key": key, "path": final_dir, "name": name, "hit": False, "log": log}
+
+
+BUILDERS = {"native": build_native, "load_inline": build_load_inline}
+
+
+def main() -> int:
+    reply_fd = int(os.environ.get("KFORGE_RESPONSE_FD", "3"))
+    line = sys.stdin.readline()
+    try:
+        msg = json.loads(line)
+        req = msg["request"]
+        builder = BUILDERS.get(req.get("kind"))
+        if builder is None:
+            raise BuildFailed(f"unknown build kind {req.get('kind')!r}")
+        reply = dict(builder(req, list(msg.get("sandbox") or []), msg["build_dir"], float(msg.get("timeout", 600))),
+                     ok=True)
+    except BuildFailed as e:
+        reply = {"ok": False, "error": str(e), "log": e.log[-200000:]}
+    except Exception as e:  # a malformed request: the candidate sent it
+        reply = {"ok": False, "error": f"bad build request: {type(e).__name__}: {e}", "log": ""}
+    with os.fdopen(reply_fd, "w") as out:
+        out.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Error replies: which kind each failure is reported as."""
+
+from kforge_worker import protocol
+
+
+def test_out_of_memory_on_the_host_or_device_is_device_oom():
+    cpu = RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                       "you tried to allocate 68719476736 bytes. Error code 12 (Cannot allocate memory)")
+    assert protocol.error_reply(cpu)["error"]["kind"] == "device_oom"
+    assert protocol.error_reply(MemoryError())["error"]["kind"] == "device_oom"
+    cuda = RuntimeError("CUDA out of memory. Tried to allocate 320.00 GiB")
+    assert protocol.error_reply(cuda)["error"]["kind"] == "device_oom"
+
+
+def test_other_failures_keep_their_kind():
+    assert protocol.error_reply(ValueError("bad shape"))["error"]["kind"] == "runtime_error"
+    assert protocol.error_reply(RuntimeError("can't allocate a name"))["error"]["kind"] == "runtime_error"

@@ -1,0 +1,90 @@
+import torch
+
+from kforge_worker import sol, timed_reps
+from kforge_worker.timing import CpuTimer
+
+
+def _run_block(model, sets, schedule):
+    buffers = [t.clone() for t in sets[0]]
+    block = timed_reps.Block(buffers, sets, schedule, {"torch.Tensor"})
+
+    def call():
+        block.returned[:] = [model(*buffers)]
+
+    CpuTimer().measure(call, len(schedule), before=block.before, after=block.after)
+    return block
+
+
+SETS = [[torch.randn(4, 8)] for _ in range(3)]
+
+
+def test_each_repetition_gets_its_scheduled_inputs_and_keeps_its_own_outputs():
+    block = _run_block(lambda x: x * 2, SETS, [0, 1, 2, 1])
+    for rep, k in enumerate([0, 1, 2, 1]):
+        assert torch.equal(block.outputs_of(rep), SETS[k][0] * 2)
+    facts = block.facts()
+    assert (facts["inputs_changed"], facts["new_output_types"], facts["untimed_ms"] > 0) == ([], [], True)
+
+
+def test_a_reused_output_buffer_is_still_kept_per_repetition():
+    out = torch.empty(4, 8)
+    block = _run_block(lambda x: torch.mul(x, 2, out=out), SETS, [2, 0])
+    assert torch.equal(block.outputs_of(0), SETS[2][0] * 2)
+    assert torch.equal(block.outputs_of(1), SETS[0][0] * 2)
+
+
+def test_stale_outputs_are_caught_by_any_later_repetition():
+    memory = []
+
+    def stale(x):  # computes once, then returns the first answer
+        if not memory:
+            memory.append(x * 2)
+        return memory[0]
+
+    block = _run_block(stale, SETS, [0, 1, 0, 2])
+    assert torch.equal(block.outputs_of(0), SETS[0][0] * 2)
+    assert not torch.equal(block.outputs_of(1), SETS[1][0] * 2)
+
+
+def test_inputs_written_by_a_call_are_noted_and_restored_before_the_next():
+    seen = []
+
+    def zeroing(x):
+        seen.append(x.clone())
+        y = x * 2
+        x.zero_()
+        return y
+
+    block = _run_block(zeroing, SETS, [0, 1])
+    assert block.facts()["inputs_changed"] == [0, 1]
+    assert torch.equal(seen[1], SETS[1][0])  # the second call saw its own inputs, not zeros
+
+
+def test_outputs_of_a_type_the_correctness_runs_never_returned_are_noted():
+    class Lazy(torch.Tensor):
+        pass
+
+    block = _run_block(lambda x: (x * 2).as_subclass(Lazy), SETS, [0, 1])
+    assert block.facts()["new_output_types"] == [f"{Lazy.__module__}.{Lazy.__qualname__}"]
+
+
+def test_same_bits_treats_equal_nans_as_equal():
+    a = torch.tensor([1.0, float("nan")])
+    assert timed_reps.same_bits(a, a.clone())
+    assert not timed_reps.same_bits(a, torch.tensor([1.0, 2.0]))
+
+
+def test_dependent_inputs_finds_the_inputs_an_output_reads():
+    def forward(inputs):
+        a, b = inputs
+        return a * 0 + b.sum()
+
+    a, b = torch.randn(3), torch.randn(3)
+    deps = sol.dependent_inputs(forward, [a, b], [torch.randn(3), torch.randn(3)], forward([a, b]))
+    assert deps == [False, True]
+
+
+def test_hard_bound_counts_outputs_and_dependent_inputs_only():
+    peaks = {"bandwidth": [{"working_set_bytes": 1 << 20, "bytes_per_s": 1e9}]}
+    out = sol.hard_bound([torch.zeros(100), torch.zeros(50)], torch.zeros(10), [False, True], peaks)
+    assert out["bytes"] == 4 * (10 + 50) and abs(out["hard_ms"] - 1e3 * 240 / 1e9) < 1e-12
