@@ -112,10 +112,10 @@ class Sampler(threading.Thread):
         self.peak_processes = 0
         self.pss_readable = True
         self.samples = 0
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def run(self):
-        while not self._stop.is_set():
+        while not self._done.is_set():
             rss = pss = 0
             pids = tree(self.pid)
             for pid in pids:
@@ -128,10 +128,10 @@ class Sampler(threading.Thread):
             self.peak_pss = max(self.peak_pss, pss / 1024)
             self.peak_processes = max(self.peak_processes, len(pids))
             self.samples += 1
-            self._stop.wait(self.interval)
+            self._done.wait(self.interval)
 
     def stop(self):
-        self._stop.set()
+        self._done.set()
         self.join()
 
 

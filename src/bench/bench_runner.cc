@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/outcome.h"
+#include "eval/eval_result.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
 #include "util/environment.h"
@@ -52,6 +53,7 @@ class Runner {
     out.total = static_cast<int>(rows_.size());
     for (const auto& r : ctx_.store->bench_problems(ctx_.bench_id)) out.done += r.status == "done";
     out.status = out.done == out.total ? "finished" : "interrupted";
+    out.environment_error = environment_error_;
     out.wall_seconds = wall_seconds();
     return out;
   }
@@ -63,8 +65,13 @@ class Runner {
 
   bool cancelled() const { return llm::is_cancelled(ctx_.cancel); }
 
+  bool environment_failed() {
+    std::lock_guard lock(environment_mutex_);
+    return !environment_error_.empty();
+  }
+
   void work(const std::string& device) {
-    while (!cancelled() && !lost_) {
+    while (!cancelled() && !lost_ && !environment_failed()) {
       std::size_t k = next_.fetch_add(1);
       if (k >= todo_.size()) return;
       StoredBenchProblem row = rows_[todo_[k]];
@@ -84,6 +91,12 @@ class Runner {
       // The problem has no more evaluations in this bench: its kept reference only holds memory.
       if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
       if (!done) continue;
+      if (row.outcome.value("status", "") == status::kEnvironmentError) {
+        // Every other problem would fail the same way. Left undone: `--resume` on a fixed machine does it.
+        std::lock_guard lock(environment_mutex_);
+        if (environment_error_.empty()) environment_error_ = row.outcome.value("message", "this machine cannot evaluate");
+        return;
+      }
       row.status = "done";
       ctx_.store->update_bench_problem(ctx_.bench_id, row);
       ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});
@@ -127,6 +140,10 @@ class Runner {
       }
       if (doc.is_null()) {
         doc = evaluate_on(row, device, false, false, "check").doc;
+        if (doc.value("status", "") == status::kEnvironmentError) {  // not kept for --resume to reuse
+          row.outcome = outcome_from_evaluation(doc, 0);
+          return true;
+        }
         row.check_evaluation_id = ctx_.store->add_evaluation(doc, source);
         ctx_.store->update_bench_problem(ctx_.bench_id, row);
       }
@@ -186,6 +203,10 @@ class Runner {
     child->finish(std::chrono::milliseconds(0));
     auto run = ctx_.store->run(row.run_id);
     if (interrupted && run && run->status != "finished") return false;  // resumed with the bench
+    if (run && run->summary.is_object() && run->summary.value("stop_reason", "") == status::kEnvironmentError) {
+      row.outcome = {{"status", status::kEnvironmentError}, {"message", run->summary.value("message", "")}};
+      return true;
+    }
     json summary = loop::build_summary(*ctx_.store, row.run_id);
     if (run && run->summary.is_object() && run->summary.contains("options")) {
       fs::path best = fs::path(run->summary["options"].value("out_dir", "")) / "best.py";
@@ -205,6 +226,8 @@ class Runner {
   std::vector<std::size_t> todo_;
   std::atomic<std::size_t> next_{0};
   std::atomic<bool> lost_{false};  // the executor can run nothing more
+  std::mutex environment_mutex_;
+  std::string environment_error_;  // set by the first problem this machine cannot evaluate
 };
 
 }  // namespace

@@ -44,6 +44,7 @@ struct BenchOutcome {
   std::string status;  // finished, interrupted
   int done = 0, total = 0;
   double wall_seconds = 0;  // all sessions together
+  std::string environment_error;  // why this machine cannot evaluate (the bench stopped at once)
 };
 
 BenchOutcome run_bench(BenchContext& ctx);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <random>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,12 +19,15 @@
 #include "bench/ray_executor.h"
 #include "bench/suite.h"
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/result_output.h"
+#include "cli/resume.h"
 #include "cli/report_files.h"
+#include "cli/store_ids.h"
 #include "cli/store_path.h"
 #include "config/config.h"
-#include "eval/overrides.h"
 #include "eval/worker_launch.h"
 #include "llm/cancel.h"
 #include "store/store.h"
@@ -45,13 +47,12 @@ namespace {
 
 struct BenchArgs {
   bench::BenchOptions options;
+  EvalFlags flags;
   std::string device_list, db;
   std::string executor, ray_address;  // empty: kforge.toml's [bench], else local
-  std::vector<std::string> sets;
-  std::optional<std::uint64_t> seed;
   std::optional<double> temperature;
-  bool no_compile_baseline = false, no_sandbox = false;
-  std::int64_t resume = 0;
+  std::string resume;  // N or bench-N
+  ResultOutput out;
 };
 
 // Where evaluations run: --executor/--ray-address, else kforge.toml's [bench] executor/ray_address,
@@ -75,6 +76,9 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Co
   if (llm_mode == !o.candidates_dir.empty())
     throw InputError("give either --llm KIND:MODEL (generate with a model) or --candidates DIR (evaluate files)");
   o.mode = llm_mode ? "llm" : "candidates";
+  if (llm_mode && a.flags.no_timing)
+    throw InputError("--no-timing applies to --candidates; a run with a model needs timings to optimise");
+  apply_eval_flags(a.flags, o.run);
   Target target = registry.get(o.run.target);  // an unknown target fails before a bench is created
   auto problems = bench::discover_suite(o.suite);
   if (!llm_mode) {
@@ -82,7 +86,6 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Co
       throw InputError(fmt::format("--candidates: not a directory: {}", o.candidates_dir));
     o.candidates_dir = fs::absolute(o.candidates_dir).lexically_normal().string();
   }
-  o.run.sandbox = !a.no_sandbox;
   choose_executor(a, config, o);
   if (o.executor == "ray" && !a.device_list.empty())
     throw InputError("--device picks this host's devices; with --executor ray, Ray places each evaluation");
@@ -92,11 +95,7 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Co
     unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     o.jobs = o.devices == std::vector<std::string>{"cpu"} ? 1 : static_cast<int>(std::min<std::size_t>(cpus, 2 * o.devices.size()));
   }
-  o.run.overrides = parse_overrides(a.sets);
-  o.run.compile_baseline = !a.no_compile_baseline;
   o.run.temperature = a.temperature;
-  std::random_device rd;
-  o.run.seed = a.seed ? *a.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
   if (!o.run.prompts_dir.empty()) o.run.prompts_dir = fs::absolute(o.run.prompts_dir).string();
 
   std::vector<StoredBenchProblem> rows;
@@ -125,7 +124,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   fs::path db = fs::absolute(store_path(a.db, config));
   Store store(db);
 
-  std::int64_t id = a.resume;
+  const std::int64_t resume = a.resume.empty() ? 0 : parse_id_of_kind(a.resume, IdKind::kBench);
+  std::int64_t id = resume;
   double prior_wall = 0;
   if (id > 0) {
     auto b = store.bench(id);
@@ -140,8 +140,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
     id = create_bench(a, registry, config, store);
   }
   bench::BenchOptions opt = bench::options_from_json(store.bench(id)->options);
-  if (a.resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript
-  if (a.resume > 0 && (!a.executor.empty() || !a.ray_address.empty())) {  // e.g. resumed on a cluster
+  if (resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript
+  if (resume > 0 && (!a.executor.empty() || !a.ray_address.empty())) {  // e.g. resumed on a cluster
     choose_executor(a, config, opt);
     store.set_bench_options(id, bench::to_json(opt));
   }
@@ -160,16 +160,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   e.target = registry.get(opt.run.target);
   // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
   if (opt.run.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) e.target.allowed_torch_calls.clear();
-  e.overrides = opt.run.overrides;
-  e.trials = opt.run.eval_trials;
-  e.reps = opt.run.eval_reps;
-  e.warmup = opt.run.eval_warmup;
-  e.compile_baseline = opt.run.compile_baseline;
-  e.threads = opt.run.threads;
-  e.timeout_s = opt.run.eval_timeout_s;
-  e.seed = opt.run.seed;
-  e.precision = opt.run.precision;
-  e.sandbox = opt.run.sandbox;
+  apply_run_options(opt.run, e);
   e.python = resolve_python(opt.run.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
@@ -211,7 +202,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   if (opt.mode == "llm" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
     progress.event("note: with --jobs > 1 on the CPU, the runs' timings disturb each other; use --jobs 1 for figures to compare");
   progress.event(fmt::format("bench {}{}: {} problems ({} done) on {} with {}, {} at a time (resume with `kforge bench --resume {}`)",
-                             id, a.resume > 0 ? " resumed" : "", rows.size(), done, where,
+                             id, resume > 0 ? " resumed" : "", rows.size(), done, where,
                              opt.mode == "llm" ? opt.run.llm : "candidates from " + opt.candidates_dir, opt.jobs, id));
   bench::BenchOutcome outcome = bench::run_bench(ctx);
   progress.finish();
@@ -220,15 +211,20 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
 
   json doc = bench::build_bench_report(store, id);
   auto written = write_bench_reports(doc, opt.out_dir);
+  a.out.write_json(doc);
+  if (!outcome.environment_error.empty()) {
+    fmt::print(stderr, "kforge: environment error: {}\n(`kforge doctor` checks this machine; then: kforge bench --resume {})\n",
+               outcome.environment_error, id);
+    return kExitEnvironment;
+  }
   if (outcome.status != "finished") {
     fmt::print(stderr, "kforge: bench {} interrupted with {} of {} problems done\nresume with: kforge bench --resume {}\n",
                id, outcome.done, outcome.total, id);
     return kExitFailed;
   }
-  if (!global.quiet) {
-    fmt::print("{}", bench::terminal_summary(doc));
-    for (const auto& w : written) fmt::print("report: {}\n", w);
-  }
+  std::FILE* text = a.out.text();
+  fmt::print(text, "{}", bench::terminal_summary(doc));
+  for (const auto& w : written) fmt::print(text, "report: {}\n", w);
   return kExitOk;
 }
 
@@ -239,7 +235,6 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   auto& o = a->options.run;
   CLI::App* cmd = app.add_subcommand("bench", "Run a suite of problems end to end and report its metrics");
   cmd->add_option("suite", a->options.suite, "Problems: a directory of KernelBench-format files, a list file or a glob");
-  cmd->add_option("-t,--target", o.target, "Target platform (see `kforge targets`)")->capture_default_str();
   auto* llm = cmd->add_option("--llm", o.llm, "Generate with this model (KIND:ARGUMENT, as for `kforge run`)");
   cmd->add_option("--candidates", a->options.candidates_dir,
                   "Evaluate the files of DIR instead, DIR/<problem file name> for each problem")->excludes(llm);
@@ -250,7 +245,7 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
                   "kforge.toml's [bench] executor, else local")->check(CLI::IsMember({"local", "ray"}));
   cmd->add_option("--ray-address", a->ray_address, "With --executor ray: a running Ray cluster (default: start a "
                   "local Ray instance for this bench and stop it after)");
-  cmd->add_option("--resume", a->resume, "Continue bench BENCH from the store (settings as stored)");
+  cmd->add_option("--resume", a->resume, "Continue bench BENCH (N or bench-N) from the store, with its stored settings");
   cmd->add_option("-o,--out", a->options.out_dir, "Output directory (default ./kforge-out/bench-N)");
   cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
   // Settings of each problem's `kforge run` (llm mode) and evaluations (both modes).
@@ -264,19 +259,13 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--patience", o.patience, "Stop a problem after this many rounds without improvement (0: never)")->capture_default_str();
   cmd->add_option("--temperature", a->temperature, "Sampling temperature sent to the model");
   cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");
-  cmd->add_option("--eval-trials", o.eval_trials, "Correctness trials per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--eval-reps", o.eval_reps, "Timed repetitions per function")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--eval-warmup", o.eval_warmup, "Untimed warm-up repetitions")->check(CLI::Range(0, 10000))->capture_default_str();
-  cmd->add_option("--eval-timeout", o.eval_timeout_s, "Seconds a candidate may take per run or timing block")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile of the references");
-  cmd->add_flag("--no-sandbox", a->no_sandbox, "Do not use bubblewrap");
-  cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
-  cmd->add_option("--set", a->sets, "Override a global of every problem: NAME=VALUE (repeatable)");
-  cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the bench)");
-  cmd->add_flag("--kernels-only", o.kernels_only, "Allow no PyTorch library calls in the candidates' forward");
-  cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
-  cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
-  cmd->callback([a, &global, exit_code] { *exit_code = run_bench_command(*a, global); });
+  add_eval_flags(cmd, a->flags, EvalCommand::kBench);
+  add_json_option(cmd, a->out, "the bench report (as report.json)");
+  cmd->callback([a, cmd, &global, exit_code] {
+    // A resumed bench keeps the settings it was started with (its output folder included).
+    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "db", "json", "executor", "ray-address"}, "bench");
+    *exit_code = run_bench_command(*a, global);
+  });
 }
 
 }  // namespace kforge

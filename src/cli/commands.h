@@ -17,5 +17,9 @@ void register_report_command(CLI::App& app, GlobalOptions& global, int* exit_cod
 void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_eval_request_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_doctor_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+
+// The whole command line: global options and every subcommand (the hidden `completion` and `man` too).
+void build_cli(CLI::App& app, GlobalOptions& global, int* exit_code);
 
 }  // namespace kforge

@@ -2,17 +2,16 @@
 // the hardware's limit; prints the summary, writes the roofline chart (docs/profiling.md).
 #include <unistd.h>
 
-#include <fstream>
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
-#include "eval/eval_result.h"
+#include "cli/result_output.h"
 #include "config/config.h"
-#include "eval/overrides.h"
+#include "eval/eval_result.h"
 #include "eval/worker_launch.h"
 #include "profile/profiler.h"
 #include "target/target.h"
@@ -26,12 +25,11 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ProfileArgs {
-  std::string problem, candidate, target = "cpu", device, python, json_path, chart, ncu;
-  std::vector<std::string> sets;
-  int reps = 20, profiler_reps = 10, ncu_calls = 1, warmup = 3, threads = 0;
-  double timeout_s = 120, ncu_timeout_s = 300;
-  bool no_sandbox = false;
-  std::optional<std::uint64_t> seed;
+  std::string problem, candidate, chart, ncu;
+  EvalFlags flags;
+  int profiler_reps = 10, ncu_calls = 1;
+  double ncu_timeout_s = 300;
+  ResultOutput out;
 };
 
 void print_progress(const std::string& phase, void* user) {
@@ -49,21 +47,16 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   if (!fs::is_regular_file(a.candidate)) throw InputError(fmt::format("candidate file not found: {}", a.candidate));
   e.problem = a.problem;
   e.candidate = a.candidate;
-  e.target = registry.get(a.target);
-  e.device = a.device.empty() ? e.target.device : a.device;
-  e.overrides = parse_overrides(a.sets);
-  e.warmup = a.warmup;
-  e.threads = a.threads;
-  e.timeout_s = a.timeout_s;
-  e.sandbox = !a.no_sandbox;
-  e.seed = a.seed;
-  e.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
+  e.target = registry.get(a.flags.target);
+  e.device = a.flags.device.empty() ? e.target.device : a.flags.device;
+  apply_eval_flags(a.flags, e);
+  e.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   e.sandbox_uid = sandbox_config(config).uid;
   const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   e.log_dir = state_dir() / "logs" / ("profile-" + stamp);
-  opt.reps = a.reps;
+  opt.reps = a.flags.reps;
   opt.profiler_reps = a.profiler_reps;
   opt.ncu = a.ncu;
   opt.ncu_calls = a.ncu_calls;
@@ -77,17 +70,13 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   if (tty) fmt::print(stderr, "\r\033[K");
   doc["env"]["python"] = e.python;
   add_provenance(doc);
-  if (!a.json_path.empty()) {
-    std::ofstream out(a.json_path);
-    if (!out) throw InputError(fmt::format("cannot write {}", a.json_path));
-    out << doc.dump(2) << "\n";
-  }
+  a.out.write_json(doc);
   if (doc.contains("error")) {
     fmt::print(stderr, "kforge: profile failed: {} (logs: {})\n", doc["error"].get<std::string>(), e.log_dir.string());
     return kExitFailed;
   }
-  fmt::print("{}", doc.value("summary", ""));
-  if (doc.contains("chart")) fmt::print("Chart: {}\n", doc["chart"].get<std::string>());
+  fmt::print(a.out.text(), "{}", doc.value("summary", ""));
+  if (doc.contains("chart")) fmt::print(a.out.text(), "Chart: {}\n", doc["chart"].get<std::string>());
   return kExitOk;
 }
 
@@ -98,22 +87,13 @@ void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_co
   CLI::App* cmd = app.add_subcommand("profile", "Profile a candidate and its reference against the hardware's limit");
   cmd->add_option("problem", args->problem, "Reference problem (.py with Model, get_inputs, get_init_inputs)")->required();
   cmd->add_option("candidate", args->candidate, "Candidate (.py defining ModelNew)")->required();
-  cmd->add_option("-t,--target", args->target, "Target platform (see `kforge targets`)")->capture_default_str();
-  cmd->add_option("--device", args->device, "Device to run on (cpu, cuda, cuda:N); default: the target's");
-  cmd->add_option("--set", args->sets, "Override a problem global before it is computed: NAME=VALUE (repeatable)");
-  cmd->add_option("--reps", args->reps, "Calls of each side timed by kforge's timer")->check(CLI::Range(4, 100000))->capture_default_str();
-  cmd->add_option("--warmup", args->warmup, "Untimed warm-up calls of each side")->check(CLI::Range(0, 10000))->capture_default_str();
+  add_eval_flags(cmd, args->flags, EvalCommand::kProfile);
   cmd->add_option("--profiler-reps", args->profiler_reps, "Calls of each side under torch.profiler")->check(CLI::Range(1, 10000))->capture_default_str();
   cmd->add_option("--ncu", args->ncu, "Nsight Compute executable, or `off` (default: found on PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)");
   cmd->add_option("--ncu-calls", args->ncu_calls, "Calls of each side profiled by Nsight Compute")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--ncu-timeout", args->ncu_timeout_s, "Seconds Nsight Compute may take per side")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--threads", args->threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
-  cmd->add_option("--timeout", args->timeout_s, "Seconds the candidate may take per request")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Base seed for weights and inputs (default: random, recorded)");
-  cmd->add_flag("--no-sandbox", args->no_sandbox, "Do not use bubblewrap (process-group isolation only)");
   cmd->add_option("--chart", args->chart, "Write the roofline chart (SVG) here (default: ~/.kforge/profiles/<problem>-<candidate>-<time>.svg)");
-  cmd->add_option("--json", args->json_path, "Write the profile document (JSON) to FILE");
-  cmd->add_option("--python", args->python, "Python interpreter whose torch the worker uses");
+  add_json_option(cmd, args->out, "the profile document");
   cmd->callback([args, &global, exit_code] { *exit_code = run_profile_command(*args, global); });
 }
 

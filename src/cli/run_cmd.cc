@@ -5,15 +5,18 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <random>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/prompt_renderer.h"
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/result_output.h"
+#include "cli/resume.h"
+#include "cli/store_ids.h"
 #include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/worker_launch.h"
@@ -29,7 +32,7 @@
 #include "util/hash.h"
 #include "util/paths.h"
 #include "util/files.h"
-#include "eval/overrides.h"
+#include "eval/eval_result.h"
 
 namespace kforge {
 
@@ -40,13 +43,13 @@ namespace {
 
 struct RunArgs {
   loop::RunOptions options;
+  EvalFlags flags;
   std::string problem;
-  std::vector<std::string> sets;
-  std::optional<std::uint64_t> seed;
   std::optional<double> temperature;
-  bool no_compile_baseline = false, no_sandbox = false, no_profile = false;
-  std::int64_t resume = 0;
+  bool no_profile = false;
+  std::string resume;  // N or run-N
   std::string record, db;
+  ResultOutput out;
 };
 
 // Writes best.py (standalone), summary.json and report.md; returns the summary.
@@ -80,10 +83,11 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   Store store(db);
 
   loop::RunOptions opt;
-  std::int64_t run_id = a.resume;
-  if (a.resume > 0) {
-    auto run = store.run(a.resume);
-    if (!run) throw InputError(fmt::format("no run {} in {}", a.resume, db.string()));
+  const std::int64_t resume = a.resume.empty() ? 0 : parse_id_of_kind(a.resume, IdKind::kRun);
+  std::int64_t run_id = resume;
+  if (resume > 0) {
+    auto run = store.run(resume);
+    if (!run) throw InputError(fmt::format("no run {} in {}", resume, db.string()));
     opt = loop::options_from_json(run->options);
     if (!a.options.llm.empty()) opt.llm = a.options.llm;  // e.g. a transcript that moved
     if (sha256_hex(read_file(opt.problem)) != run->problem_sha256)
@@ -99,14 +103,10 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
         throw InputError(fmt::format("--transfer-from file not found: {}", opt.transfer_from));
       opt.transfer_from = fs::absolute(opt.transfer_from).lexically_normal().string();
     }
+    apply_eval_flags(a.flags, opt);
     registry.get(opt.target);  // an unknown target fails before a run is created
-    opt.overrides = parse_overrides(a.sets);
-    opt.compile_baseline = !a.no_compile_baseline;
     opt.profile = !a.no_profile;
-    opt.sandbox = !a.no_sandbox;
     opt.temperature = a.temperature;
-    std::random_device rd;
-    opt.seed = a.seed ? *a.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
     if (opt.llm.empty()) opt.llm = config.get_string("llm.provider").value_or("");
     if (opt.llm.empty()) throw InputError("no model: pass --llm KIND:MODEL or set [llm] provider in kforge.toml");
     run_id = store.create_run(opt.problem, sha256_hex(read_file(opt.problem)), opt.target, opt.llm, loop::to_json(opt));
@@ -115,7 +115,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
     // Stored again with the resolved output directory (the run id is only known now).
     store.set_run_status(run_id, "running", json{{"options", loop::to_json(opt)}});
   }
-  if (a.resume > 0 && opt.out_dir.empty())
+  if (resume > 0 && opt.out_dir.empty())
     opt.out_dir = store.run(run_id)->summary.value("options", json::object()).value("out_dir", "");
   if (opt.out_dir.empty()) opt.out_dir = (fs::current_path() / "kforge-out" / fmt::format("run-{}", run_id)).string();
 
@@ -140,16 +140,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   if (opt.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) ctx.target.allowed_torch_calls.clear();
   e.target = ctx.target;
   e.device = opt.device.empty() ? ctx.target.device : opt.device;
-  e.overrides = opt.overrides;
-  e.trials = opt.eval_trials;
-  e.reps = opt.eval_reps;
-  e.warmup = opt.eval_warmup;
-  e.compile_baseline = opt.compile_baseline;
-  e.threads = opt.threads;
-  e.timeout_s = opt.eval_timeout_s;
-  e.seed = opt.seed;
-  e.precision = opt.precision;
-  e.sandbox = opt.sandbox;
+  apply_run_options(opt, e);
   e.python = resolve_python(opt.python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
@@ -161,7 +152,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.provider_spawns_processes = llm::parse_provider_spec(opt.llm).kind == "exec";
 
   progress.event(fmt::format("run {}{}: {} on {} with {} (resume with `kforge run --resume {}`)", run_id,
-                             a.resume > 0 ? " resumed" : "", fs::path(opt.problem).filename().string(), opt.target,
+                             resume > 0 ? " resumed" : "", fs::path(opt.problem).filename().string(), opt.target,
                              opt.llm, run_id));
   loop::RunOutcome outcome = loop::run_refinement(ctx);
   progress.finish();
@@ -171,17 +162,17 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   store.set_run_status(run_id, outcome.status, status_summary);
   json summary = write_outputs(store, run_id, opt, outcome.best);
 
+  a.out.write_json(summary);
   if (outcome.status != "finished") {
     fmt::print(stderr, "kforge: run {} {}: {}\nresume with: kforge run --resume {}\n", run_id, outcome.status,
                outcome.message, run_id);
-    return kExitFailed;
+    return outcome.stop_reason == status::kEnvironmentError ? kExitEnvironment : kExitFailed;
   }
-  if (!global.quiet) {
-    fmt::print("{}", loop::text_report(summary));
-    if (summary.contains("best_file")) fmt::print("best candidate: {}\n", summary["best_file"].get<std::string>());
-    fmt::print("summary: {}\nreport:  {}\n", (fs::path(opt.out_dir) / "summary.json").string(),
-               (fs::path(opt.out_dir) / "report.md").string());
-  }
+  std::FILE* text = a.out.text();
+  fmt::print(text, "{}", loop::text_report(summary));
+  if (summary.contains("best_file")) fmt::print(text, "best candidate: {}\n", summary["best_file"].get<std::string>());
+  fmt::print(text, "summary: {}\nreport:  {}\n", (fs::path(opt.out_dir) / "summary.json").string(),
+             (fs::path(opt.out_dir) / "report.md").string());
   return outcome.best ? kExitOk : kExitFailed;
 }
 
@@ -192,12 +183,11 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   auto& o = a->options;
   CLI::App* cmd = app.add_subcommand("run", "Refine a PyTorch reference into a verified, faster kernel with an LLM");
   cmd->add_option("problem", a->problem, "Reference problem (.py with Model, get_inputs, get_init_inputs)");
-  cmd->add_option("-t,--target", o.target, "Target platform (see `kforge targets`)")->capture_default_str();
   cmd->add_option("--llm", o.llm, "Model as KIND:ARGUMENT (openai:, anthropic:, exec:, manual:, replay:); default [llm] provider");
   cmd->add_option("--llm-base-url", o.llm_base_url, "Server for openai:/anthropic:");
   cmd->add_flag("--replay-by-position", o.replay_by_position, "replay: answer requests in recorded order");
   cmd->add_option("--record", a->record, "Also write every LLM call to this JSONL transcript");
-  cmd->add_option("--resume", a->resume, "Continue run RUN from the store (settings as stored)");
+  cmd->add_option("--resume", a->resume, "Continue run RUN (N or run-N) from the store, with its stored settings");
   cmd->add_option("--transfer-from", o.transfer_from, "A working kernel from another platform to port (cross-platform transfer)");
   cmd->add_option("--samples", o.samples, "Independent candidates per round")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--jobs", o.jobs, "Correctness evaluations at once (0: min(samples, CPUs)); timing is always one at a time")
@@ -212,24 +202,17 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   cmd->add_option("--min-gain", o.min_gain, "Smallest relative speedup over the best that counts")->capture_default_str();
   cmd->add_option("--max-tokens", o.reply_max_tokens, "Reply length limit per LLM call (0: [llm] max_tokens)")->capture_default_str();
   cmd->add_option("--temperature", a->temperature, "Sampling temperature sent to the model");
-  cmd->add_option("--eval-trials", o.eval_trials, "Correctness trials per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--eval-reps", o.eval_reps, "Timed repetitions per function")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--eval-warmup", o.eval_warmup, "Untimed warm-up repetitions")->check(CLI::Range(0, 10000))->capture_default_str();
-  cmd->add_option("--eval-timeout", o.eval_timeout_s, "Seconds a candidate may take per run or timing block")->capture_default_str();
-  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile of the reference");
-  cmd->add_flag("--no-sandbox", a->no_sandbox, "Do not use bubblewrap");
+  add_eval_flags(cmd, a->flags, EvalCommand::kRun);
   cmd->add_flag("--no-profile", a->no_profile, "Do not profile the best candidate for the performance analysis");
-  cmd->add_option("--threads", o.threads, "CPU threads for reference and candidate (0: all available)")->capture_default_str();
-  cmd->add_option("--device", o.device, "Device to run on (default: the target's)");
-  cmd->add_option("--set", a->sets, "Override a problem global: NAME=VALUE (repeatable)");
-  cmd->add_option("--seed", a->seed, "Seed for weights and inputs (default: random, stored with the run)");
-  cmd->add_flag("--kernels-only", o.kernels_only, "Allow no PyTorch library calls in the candidates' forward");
-  cmd->add_option("--precision", o.precision, "strict or relaxed")->check(CLI::IsMember({"strict", "relaxed"}))->capture_default_str();
-  cmd->add_option("--python", o.python, "Python interpreter whose torch the worker uses");
   cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");
   cmd->add_option("-o,--out", o.out_dir, "Output directory (default ./kforge-out/run-N)");
   cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
-  cmd->callback([a, &global, exit_code] { *exit_code = run_run(*a, global); });
+  add_json_option(cmd, a->out, "the run's summary (as summary.json)");
+  cmd->callback([a, cmd, &global, exit_code] {
+    // A resumed run keeps the settings it was started with; a different one would be ignored.
+    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "record", "db", "json"}, "run");
+    *exit_code = run_run(*a, global);
+  });
 }
 
 }  // namespace kforge

@@ -12,6 +12,12 @@
 
 namespace kforge {
 
+// Defaults shared by every command that evaluates (eval, run, bench, profile).
+inline constexpr int kDefaultTrials = 5;
+inline constexpr int kDefaultReps = 30;
+inline constexpr int kDefaultWarmup = 3;
+inline constexpr double kDefaultTimeoutS = 120;
+
 struct EvalOptions {
   std::filesystem::path problem;
   std::filesystem::path candidate;
@@ -19,14 +25,14 @@ struct EvalOptions {
   std::string device = "cpu";                        // "cpu", "cuda", "cuda:1"
   std::map<std::string, std::string> overrides;      // --set NAME=VALUE, values as Python literals
   int shapes = 0;                                    // extra size variants to check
-  int trials = 5;                                    // correctness trials on the main shape
+  int trials = kDefaultTrials;                       // correctness trials on the main shape
   int variant_trials = 2;                            // trials per size variant
-  double timeout_s = 120;                            // limit for each run/timing request of the candidate
+  double timeout_s = kDefaultTimeoutS;               // limit for each run/timing request of the candidate
   double reference_timeout_s = 600;                  // limit for each request to the reference
   bool timing = true;
   bool compile_only = false;                         // build only (cuda) / Triton interpreter on the CPU (triton)
-  int warmup = 3;                                    // untimed repetitions of each timed function
-  int reps = 30;                                     // timed repetitions of each function
+  int warmup = kDefaultWarmup;                       // untimed repetitions of each timed function
+  int reps = kDefaultReps;                           // timed repetitions of each function
   int block = 5;                                     // repetitions per interleaved block
   bool compile_baseline = true;                      // also time torch.compile of the reference
   int threads = 0;                                   // 0: all CPUs this process may use

@@ -15,6 +15,7 @@ int EvalResult::exit_code() const {
   const std::string s = status();
   if (s == status::kCorrect || s == status::kCompiled) return 0;
   if (s == status::kProblemError) return 2;
+  if (s == status::kEnvironmentError) return 4;
   return 1;
 }
 

@@ -8,9 +8,11 @@
 
 namespace kforge {
 
-inline constexpr int kEvalResultSchemaVersion = 1;
-// Fields added within version 1 (docs/eval-result.md): 1 adds speed_class, sol.hard, timing.timed_output.
-inline constexpr int kEvalResultSchemaMinor = 1;
+// 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error;
+// it also holds every field version 1 added within itself (1.1: speed_class, sol.hard, timing.timed_output).
+inline constexpr int kEvalResultSchemaVersion = 2;
+// Fields added within version 2 (docs/eval-result.md); none yet.
+inline constexpr int kEvalResultSchemaMinor = 0;
 
 // Status values, in the order an evaluation can reach them.
 namespace status {
@@ -22,6 +24,7 @@ inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kTimeout = "timeout";
 inline constexpr const char* kRejected = "rejected";
 inline constexpr const char* kProblemError = "problem_error";
+inline constexpr const char* kEnvironmentError = "environment_error";  // this machine cannot evaluate
 }  // namespace status
 
 struct EvalResult {
@@ -29,7 +32,8 @@ struct EvalResult {
 
   std::string status() const { return doc.value("status", std::string(status::kProblemError)); }
   bool correct() const { return status() == status::kCorrect; }
-  // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault.
+  // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault, 4 this
+  // machine cannot evaluate (src/cli/exit_codes.h).
   int exit_code() const;
 };
 

@@ -20,9 +20,11 @@ void take_workers(EvalRun& run, WorkerPool& pool, WorkerPair& workers, bool with
   run.doc["env"]["workers"] = workers.describe();
 }
 
+// A worker that did not get ready never saw the problem or the candidate (no torch, no GPU, an
+// interpreter that does not run): the machine is at fault, and every evaluation here would fail alike.
 bool worker_ready(EvalRun& run, PooledWorker& w) {
   if (w.wait_ready()) return true;
-  run.fail(status::kProblemError, "worker_start",
+  run.fail(status::kEnvironmentError, "worker_start",
            fmt::format("the {} worker did not start: {}", w.client->role(), reply_message(*w.start_failure)),
            w.client->process().log_excerpt(4000));
   return false;

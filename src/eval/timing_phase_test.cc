@@ -50,6 +50,8 @@ TEST(EvalResult, ExitCodesFollowStatus) {
   EXPECT_EQ(r.exit_code(), 1);
   r.doc["status"] = "problem_error";
   EXPECT_EQ(r.exit_code(), 2);
+  r.doc["status"] = "environment_error";
+  EXPECT_EQ(r.exit_code(), 4);
 }
 
 }  // namespace

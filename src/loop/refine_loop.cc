@@ -204,6 +204,11 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
     }
     eval_slots_.release();
   }
+  // Not stored: `kforge run --resume` on a fixed machine must evaluate this step again, not replay it.
+  if (result.status() == status::kEnvironmentError) {  // every later evaluation would fail the same way
+    std::string msg = result.doc.value("error", json::object()).value("message", "");
+    throw RunStopped{"failed", status::kEnvironmentError, "this machine cannot evaluate: " + msg};
+  }
   ctx_.store->add_run_evaluation(ctx_.run_id, step, result.doc, source);
   if (result.status() == status::kProblemError) {
     std::string msg = result.doc.value("error", json::object()).value("message", "");

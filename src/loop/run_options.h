@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_options.h"
+
 namespace kforge::loop {
 
 struct RunOptions {
@@ -37,14 +39,16 @@ struct RunOptions {
   int reply_max_tokens = 0;      // per reply (0: [llm] max_tokens)
   std::optional<double> temperature;
 
-  // Evaluation.
-  int eval_trials = 3;
-  int eval_reps = 20;
-  int eval_warmup = 2;
+  // Evaluation (the same defaults as `kforge eval`: src/eval/eval_options.h).
+  int eval_trials = kDefaultTrials;
+  int eval_reps = kDefaultReps;
+  int eval_warmup = kDefaultWarmup;
+  int shapes = 0;                // size variants checked besides the problem's own sizes
+  bool timing = true;            // false: correctness only (`bench --candidates --no-timing`)
   bool compile_baseline = true;
   bool profile = true;           // profile the best candidate for each analysis (kforge profile)
   int threads = 0;
-  double eval_timeout_s = 120;
+  double eval_timeout_s = kDefaultTimeoutS;
   std::uint64_t seed = 0;        // drawn once per run so every evaluation of the run uses the same inputs
   std::string precision = "strict";
   bool kernels_only = false;     // no library calls allowed, whatever the target lists

@@ -46,6 +46,7 @@ const std::map<std::string, std::string> kStopReasons = {
     {"speed_of_light", "the best candidate is close to speed-of-light"},
     {"interrupted", "interrupted"},
     {"problem_error", "the reference problem failed"},
+    {"environment_error", "this machine cannot evaluate (see `kforge doctor`)"},
     {"llm_error", "the LLM provider failed"},
 };
 

@@ -19,7 +19,7 @@ def test_correct_candidate_passes(kforge):
     assert result["correctness"]["tolerances"]["output"]["atol"] == 1e-4
     assert result["timing"]["candidate"]["median_ms"] > 0
     assert result["speedup_vs_eager"] > 0
-    assert result["schema_version"] == 1
+    assert result["schema_version"] == 2
     assert "status: correct" in proc.stdout
 
 

@@ -115,6 +115,17 @@ def test_compile_error_then_wrong_then_slow_then_fast(kforge):
     text = kforge.run("report", "1")
     assert text.returncode == 0, text.stderr
     assert "r0.s0.a0" in text.stdout and "accepted" in text.stdout
+    assert "## Transcript" not in text.stdout
+
+    # --full: every prompt, reply and candidate, in order (what the README promises).
+    full = kforge.run("report", "run-1", "--full")
+    assert full.returncode == 0, full.stderr
+    assert first_error in full.stdout  # the fix prompt that quoted the compiler error
+    assert "FAST-RELU" in full.stdout  # the last candidate's source
+    assert full.stdout.index("r0.s0.a0.gen") < full.stdout.index("r1.s0.a0.gen")
+    doc = json.loads(kforge.run("report", "1", "--full", "--json", "-").stdout)
+    assert [e["step"] for e in doc["transcript"]][0] == "r0.s0.a0.gen"
+    assert "FAST-RELU" in doc["transcript"][-1]["candidate"]["source"]
 
 
 def busy_loops(n: int) -> list:
@@ -224,9 +235,10 @@ def test_transfer_from_cpu_to_opencl_with_format_feedback(kforge):
 def test_main_job_replays_the_bundled_transcript(kforge):
     transcript = ROOT / "examples" / "transcripts" / "swish_cpu.jsonl"
     proc = kforge.run("run", SWISH, "--target", "cpu", "--llm", f"replay:{transcript}", "--replay-by-position",
-                      "--rounds", "2", "--out", kforge.tmp / "out", *QUICK)
+                      "--rounds", "2", "--out", kforge.tmp / "out", "--json", "-", *QUICK)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
+    assert json.loads(proc.stdout) == summary  # --json -: the summary alone on stdout
     assert summary["usage"]["calls"] == len(transcript.read_text().splitlines())
     assert summary["best"] is not None and summary["status"] == "finished"
     assert re.search(r"Best candidate r\d\.s0\.a\d", summary["verdict"])

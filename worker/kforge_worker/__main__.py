@@ -40,7 +40,15 @@ def main(argv=None) -> int:
                           "implausible": data.get("implausible", [])}))
         return 0
 
-    from kforge_worker import gpu_env, protocol, session
+    from kforge_worker import protocol
+
+    try:
+        import torch  # noqa: F401  (every command needs it)
+    except Exception as exc:  # the interpreter lacks torch, or torch is broken: the machine's problem
+        protocol.serve({}, fallback=_cannot_import_torch(exc))
+        return 0
+
+    from kforge_worker import gpu_env, session
 
     gpu_env.apply()
     if args.role == "reference":
@@ -61,6 +69,20 @@ def main(argv=None) -> int:
         protocol.serve(handlers)
     sys.stdout.flush()
     return 0
+
+
+def _cannot_import_torch(exc: Exception):
+    from kforge_worker.errors import EnvironmentProblem
+
+    message = (
+        f"{sys.executable} cannot import torch ({type(exc).__name__}: {exc}); install torch into that interpreter "
+        "(scripts/setup.sh does), or pick another one with --python or worker.python in kforge.toml"
+    )
+
+    def answer(request: dict) -> dict:
+        raise EnvironmentProblem(message)
+
+    return answer
 
 
 if __name__ == "__main__":

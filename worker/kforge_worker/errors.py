@@ -11,3 +11,8 @@ class CompileError(Exception):
 
 class ProblemError(Exception):
     """The reference problem itself is broken (not the candidate's fault)."""
+
+
+class EnvironmentProblem(Exception):
+    """This machine cannot evaluate at all (no torch, no GPU for a GPU target): neither the
+    problem's fault nor the candidate's. kforge reports it as ``environment_error``."""

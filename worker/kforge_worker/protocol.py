@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 
 def _open_response_channel():
@@ -17,8 +17,9 @@ def _open_response_channel():
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
 
 
-def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
-    """Reads commands until EOF or {"cmd": "exit"}; each handler returns the reply's payload."""
+def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callable[[dict], dict]] = None) -> None:
+    """Reads commands until EOF or {"cmd": "exit"}; each handler returns the reply's payload.
+    ``fallback`` answers commands without a handler (else they are an error)."""
     out = _open_response_channel()
     stdin = sys.stdin
     for line in stdin:
@@ -32,7 +33,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
             out.write(json.dumps({"id": rid, "ok": True}) + "\n")
             out.flush()
             return
-        handler = handlers.get(cmd)
+        handler = handlers.get(cmd, fallback)
         try:
             if handler is None:
                 raise ValueError(f"unknown command {cmd!r}")
@@ -47,10 +48,12 @@ def serve(handlers: Dict[str, Callable[[dict], dict]]) -> None:
 
 def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
     from kforge_worker import gpu_errors
-    from kforge_worker.errors import CompileError, ProblemError
+    from kforge_worker.errors import CompileError, EnvironmentProblem, ProblemError
 
     log = ""
-    if isinstance(exc, CompileError):
+    if isinstance(exc, EnvironmentProblem):
+        kind = "environment_error"
+    elif isinstance(exc, CompileError):
         kind, log = "compile_error", exc.log
     elif isinstance(exc, ProblemError):
         kind = "problem_error"

@@ -7,6 +7,8 @@ import time
 
 import torch
 
+from kforge_worker.errors import EnvironmentProblem
+
 # Modules a candidate of each language usually imports, loaded by "warm" ahead of time.
 _PRELOAD = {"cuda": ["torch.utils.cpp_extension", "kforge_worker.cuda"], "triton": ["triton", "triton.language"]}
 
@@ -16,7 +18,10 @@ def setup(device: str, threads: int) -> None:
         torch.set_num_threads(threads)
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise RuntimeError(f"device {device} requested but torch.cuda.is_available() is False")
+            raise EnvironmentProblem(
+                f"device {device} requested, but torch {torch.__version__} sees no GPU (torch.cuda.is_available() is "
+                "False): run on a machine with an NVIDIA GPU and driver, or check candidates with --compile-only"
+            )
         index = torch.device(device).index  # "cuda" alone means the current device
         torch.cuda.set_device(index if index is not None else torch.cuda.current_device())
 
