@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "worker"))
 import torch  # noqa: E402
 
 from kforge_worker.reference import ReferenceSession  # noqa: E402
-from kforge_worker import sol  # noqa: E402
+from kforge_worker import backends, sol  # noqa: E402
 
 CACHE = os.environ.get("KFORGE_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kforge"))
 
@@ -30,7 +30,7 @@ def main(paths):
     shared = tempfile.mkdtemp(prefix="kforge-calibration-")
     peaks = sol.device_peaks("cpu", os.path.join(CACHE, "peaks"))
     print(f"# Null-kernel calibration and speed of light\n")
-    print(f"machine: {socket.gethostname()}, {sol._cpu_model()}, {torch.get_num_threads()} threads, "
+    print(f"machine: {socket.gethostname()}, {backends.cpu.model_name()}, {torch.get_num_threads()} threads, "
           f"torch {torch.__version__}, python {platform.python_version()}\n")
     print("peaks (measured, cached: {}): fp32 {:.1f} GFLOP/s, fp64 {:.1f} GFLOP/s, bf16 {:.1f} GFLOP/s; copy bandwidth {}\n"
           .format(peaks.get("cached"), peaks["flops"]["float32"] / 1e9, peaks["flops"]["float64"] / 1e9,

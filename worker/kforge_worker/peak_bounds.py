@@ -10,13 +10,13 @@ single core's sustained stream, so a slow DRAM level of a small VM is not called
 GPU bandwidth: the datasheet figure for known models.
 
 A measured peak above its bound, or below ``FLOOR`` (5%) of it, is implausible: a busy machine
-understated it, or the timer failed. sol.device_peaks measures such peaks again.
+understated it, or the timer failed. sol.device_peaks measures such peaks again. Which bound applies
+to a device is its back end's choice (backends/).
 """
 
 import os
 from typing import List, Optional
 
-import torch
 
 FLOOR = 0.05
 CLOCK_SLACK = 1.3
@@ -91,12 +91,6 @@ def gpu_bounds(name: str) -> dict:
         if key in name:
             return {"bandwidth": bandwidth, "bandwidth_floor": FLOOR * bandwidth, "datasheet": key}
     return {}
-
-
-def device_bounds(device: str) -> dict:
-    if device.startswith("cuda"):
-        return gpu_bounds(torch.cuda.get_device_name(torch.device(device)))
-    return cpu_bounds(torch.get_num_threads())
 
 
 def implausible(peaks: dict, bounds: dict) -> List[str]:

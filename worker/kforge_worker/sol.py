@@ -12,7 +12,8 @@ Parameters are left out: a candidate may fold them into anything at construction
 
 Peaks are measured, not taken from a datasheet: bandwidth by large copies (on the CPU at three
 working-set sizes, so a problem that fits in cache is held to the cache's bandwidth) and arithmetic
-throughput by a large matmul per dtype. They are measured once per device and cached as JSON under
+throughput by a large matmul per dtype, by the device kind's back end (backends/). They are measured
+once per device and cached as JSON under
 the kforge cache dir, keyed by host, CPU or GPU model, thread count and torch version; the CPU
 measurement takes well under two seconds.
 """
@@ -20,21 +21,15 @@ measurement takes well under two seconds.
 import hashlib
 import json
 import os
-import platform
 import socket
 import time
 from typing import Optional
 
 import torch
 
-from kforge_worker import dispatch_mode, peak_bounds, tensors
+from kforge_worker import backends, dispatch_mode, peak_bounds, tensors
 
 PEAKS_VERSION = 2  # 2: GPU bandwidth is the best of copy, read and write streams, timed with events
-# (bytes per buffer) for the CPU bandwidth levels: inside L2, inside a typical L3, far beyond it.
-CPU_COPY_SIZES = [128 << 10, 2 << 20, 64 << 20]
-CPU_MATMUL_N = {torch.float32: 512, torch.float64: 384, torch.bfloat16: 256}
-GPU_COPY_BYTES = 1 << 30
-GPU_MATMUL_N = {torch.float32: 8192, torch.float16: 8192, torch.bfloat16: 8192, torch.float64: 4096}
 
 
 class _FlopCounter(dispatch_mode.LightDispatchMode):
@@ -100,91 +95,10 @@ def hard_bound(inputs: list, outputs, dependent: list, peaks: dict) -> dict:
             "dependent_inputs": dependent, "bandwidth_bytes_per_s": bandwidth, "hard_ms": 1e3 * nbytes / bandwidth}
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith(("model name", "Processor", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def peaks_key(device: str) -> dict:
-    if device.startswith("cuda"):
-        model = torch.cuda.get_device_name(torch.device(device))
-    else:
-        model = _cpu_model()
-    return {"v": PEAKS_VERSION, "host": socket.gethostname(), "device": device.split(":")[0], "model": model,
-            "threads": torch.get_num_threads(), "torch": torch.__version__}
-
-
-def _best(fn, reps: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def measure_cpu() -> dict:
-    levels = []
-    for size in CPU_COPY_SIZES:
-        n = size // 4
-        src, dst = torch.rand(n), torch.empty(n)
-        reps = 20 if size < (8 << 20) else 6
-        inner = max(1, (8 << 20) // size)  # small copies are repeated so the clock resolves them
-
-        def copy():
-            for _ in range(inner):
-                dst.copy_(src)
-
-        t = _best(copy, reps)
-        levels.append({"working_set_bytes": 2 * size, "bytes_per_s": 2 * size * inner / t})
-    flops = {}
-    for dtype, n in CPU_MATMUL_N.items():
-        a, b = torch.rand(n, n, dtype=dtype), torch.rand(n, n, dtype=dtype)
-        t = _best(lambda: torch.mm(a, b), 10)  # best of many: a shared machine is rarely idle throughout
-        flops[str(dtype).replace("torch.", "")] = 2 * n ** 3 / t
-    return {"bandwidth": levels, "flops": flops}
-
-
-def _best_cuda(fn, reps: int) -> float:
-    """Best seconds of ``fn`` over ``reps`` calls, each timed with CUDA events (no host overhead)."""
-    fn()
-    best = float("inf")
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        best = min(best, start.elapsed_time(end) / 1e3)
-    return best
-
-
-def measure_cuda(device: str) -> dict:
-    dev = torch.device(device)
-    n = GPU_COPY_BYTES // 4
-    with torch.cuda.device(dev):
-        src, dst = torch.rand(n, device=dev), torch.empty(n, device=dev)
-        # A copy alone understates DRAM bandwidth: streams that only read or only write run faster, and a
-        # well-written elementwise kernel can beat copy_. The ceiling is the best stream of the three.
-        streams = {"copy": (2 * GPU_COPY_BYTES, _best_cuda(lambda: dst.copy_(src), 5)),
-                   "read": (GPU_COPY_BYTES, _best_cuda(lambda: src.sum(), 5)),
-                   "write": (GPU_COPY_BYTES, _best_cuda(lambda: dst.fill_(1.0), 5))}
-        rates = {name: nbytes / t for name, (nbytes, t) in streams.items()}
-        levels = [{"working_set_bytes": 2 * GPU_COPY_BYTES, "bytes_per_s": max(rates.values()),
-                   "streams_bytes_per_s": rates}]
-        del src, dst
-        flops = {}
-        for dtype, size in GPU_MATMUL_N.items():
-            a, b = torch.rand(size, size, dtype=dtype, device=dev), torch.rand(size, size, dtype=dtype, device=dev)
-            flops[str(dtype).replace("torch.", "")] = 2 * size ** 3 / _best_cuda(lambda: torch.mm(a, b), 5)
-    return {"bandwidth": levels, "flops": flops}
+    return {"v": PEAKS_VERSION, "host": socket.gethostname(), "device": backends.kind_of(device),
+            "model": backends.for_device(device).model_name(device), "threads": torch.get_num_threads(),
+            "torch": torch.__version__}
 
 
 MAX_PEAK_MEASUREMENTS = 3
@@ -193,10 +107,11 @@ MAX_PEAK_MEASUREMENTS = 3
 def measure_plausible(device: str) -> dict:
     """Measures the peaks, again (up to three times in all) while any is implausible against the
     theoretical peaks of peak_bounds; the last measurement is kept, with what stayed implausible."""
-    bounds = peak_bounds.device_bounds(device)
+    backend = backends.for_device(device)
+    bounds = backend.theoretical_bounds(device)
     start = time.perf_counter()
     for attempt in range(1, MAX_PEAK_MEASUREMENTS + 1):
-        data = measure_cuda(device) if device.startswith("cuda") else measure_cpu()
+        data = backend.measure_peaks(device)
         problems = peak_bounds.implausible(data, bounds)
         if not problems:
             break
@@ -218,7 +133,7 @@ def device_peaks(device: str, cache_dir: Optional[str], remeasure: bool = False)
                 data = json.load(f)
             data["cached"] = True
             # Peaks that stayed implausible through their own re-measurements are kept (with that note).
-            if data.get("implausible") or not peak_bounds.implausible(data, peak_bounds.device_bounds(device)):
+            if data.get("implausible") or not peak_bounds.implausible(data, backends.for_device(device).theoretical_bounds(device)):
                 return data
         except (OSError, ValueError):
             pass

@@ -2,7 +2,9 @@
 
 import json
 
-from kforge_worker import peak_bounds, sol
+import pytest
+
+from kforge_worker import backends, peak_bounds, sol
 
 ZEN4 = ("processor\t: 0\nmodel name\t: AMD EPYC 9R14\ncpu MHz\t\t: 3700.000\n"
         "flags\t\t: fpu sse2 avx fma avx2 avx512f avx512_bf16\n")
@@ -51,8 +53,8 @@ def _scripted_measurements(monkeypatch, results):
         calls.append(1)
         return json.loads(json.dumps(results[min(len(calls), len(results)) - 1]))
 
-    monkeypatch.setattr(sol, "measure_cpu", measure)
-    monkeypatch.setattr(peak_bounds, "device_bounds", lambda device: peak_bounds.cpu_bounds(2, ZEN4))
+    monkeypatch.setattr(backends.cpu, "measure_peaks", lambda device: measure())
+    monkeypatch.setattr(backends.cpu, "theoretical_bounds", lambda device: peak_bounds.cpu_bounds(2, ZEN4))
     return calls
 
 
@@ -82,3 +84,18 @@ def test_an_implausible_cached_peak_is_measured_again_and_the_cache_replaced(mon
     assert json.loads((tmp_path / f"{digest}.json").read_text())["flops"]["float32"] == 150e9
     again = sol.device_peaks("cpu", str(tmp_path))
     assert again["cached"] is True and len(calls) == 1  # a plausible cache is used as it is
+
+
+def test_each_device_kind_has_one_back_end_with_the_same_interface():
+    assert backends.for_device("cpu") is backends.cpu
+    assert backends.for_device("cuda:1") is backends.cuda and backends.kind_of("cuda:1") == "cuda"
+    for backend in (backends.cpu, backends.cuda):
+        for name in ("model_name", "measure_peaks", "theoretical_bounds"):
+            assert callable(getattr(backend, name)), (backend.__name__, name)
+    with pytest.raises(ValueError, match=r"no back end for device 'xpu:0' \(known kinds: cpu, cuda\)"):
+        backends.for_device("xpu:0")
+
+
+def test_the_peaks_key_names_the_device_kind_and_its_model():
+    key = sol.peaks_key("cpu")
+    assert key["device"] == "cpu" and key["model"] == backends.cpu.model_name("cpu")
