@@ -35,7 +35,6 @@ struct EvalArgs {
   std::vector<std::string> candidates;
   EvalFlags flags;
   double sol_slack = 3.0, speedup_warn = 20.0;
-  bool compile_only = false;
   std::string db;
   ResultOutput out;
 };
@@ -67,7 +66,6 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   if (a.flags.kernels_only || config.table.at_path("checks.kernels_only").value_or(false))
     opt.target.allowed_torch_calls.clear();
   apply_eval_flags(a.flags, opt);
-  opt.compile_only = a.compile_only;
   opt.sol_slack = a.sol_slack;
   opt.speedup_warn_factor = a.speedup_warn;
   opt.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
@@ -124,9 +122,6 @@ void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code)
   add_eval_flags(cmd, args->flags, EvalCommand::kEval);
   cmd->add_option("--sol-slack", args->sol_slack, "A time faster than speed of light by this factor is re-measured and, if it holds, rejected as suspicious")->check(CLI::Range(1.0, 1000.0))->capture_default_str();
   cmd->add_option("--speedup-warn", args->speedup_warn, "Speedups over eager beyond this factor are re-measured on fresh inputs and kept with a warning")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_flag("--compile-only", args->compile_only,
-                "No GPU needed: build the candidate's kernels only (status compiled/compile_error); for the "
-                "triton target, check correctness with the Triton interpreter on the CPU instead");
   add_json_option(cmd, args->out, "the EvalResult (several candidates: {\"evaluations\": [...]})");
   cmd->add_option("--db", args->db, "SQLite store (default ~/.kforge/kforge.db)");
   cmd->callback([args, &global, exit_code] { *exit_code = run_eval(*args, global); });

@@ -61,6 +61,13 @@ void add_eval_flags(CLI::App* cmd, EvalFlags& f, EvalCommand c) {
   if (one_of(c, {kEval, kBench}))
     cmd->add_flag("--no-timing", f.no_timing,
                   c == kBench ? "Check correctness only (with --candidates)" : "Check correctness only");
+  if (one_of(c, {kEval, kRun}))
+    cmd->add_flag("--compile-only", f.compile_only,
+                  c == kRun ? "No GPU needed, for targets whose compile-only mode is an interpreter: check candidates "
+                              "in it on the CPU, untimed (`kforge targets` shows which)"
+                            : "No GPU needed: build the candidate's kernels only (status compiled/compile_error), or, "
+                              "for targets whose compile-only mode is an interpreter, check correctness in it on the "
+                              "CPU (`kforge targets` shows which)");
   if (c != kProfile)
     cmd->add_flag("--kernels-only", f.kernels_only,
                   "Allow no PyTorch library calls (the target's allowed_torch_calls) in the candidate's forward");
@@ -80,6 +87,7 @@ void apply_eval_flags(const EvalFlags& f, EvalOptions& o) {
   o.precision = f.precision;
   o.compile_baseline = !f.no_compile_baseline;
   o.timing = !f.no_timing;
+  o.compile_only = f.compile_only;
   o.sandbox = !f.no_sandbox;
 }
 
@@ -97,6 +105,7 @@ void apply_eval_flags(const EvalFlags& f, loop::RunOptions& o) {
   o.python = f.python;
   o.compile_baseline = !f.no_compile_baseline;
   o.timing = !f.no_timing;
+  o.compile_only = f.compile_only;
   o.sandbox = !f.no_sandbox;
   o.kernels_only = f.kernels_only;
   std::random_device rd;
@@ -115,6 +124,7 @@ void apply_run_options(const loop::RunOptions& r, EvalOptions& o) {
   o.precision = r.precision;
   o.compile_baseline = r.compile_baseline;
   o.timing = r.timing;
+  o.compile_only = r.compile_only;
   o.sandbox = r.sandbox;
 }
 

@@ -32,6 +32,7 @@ struct EvalFlags {
   std::string python;
   bool no_compile_baseline = false;
   bool no_timing = false;
+  bool compile_only = false;  // eval, run: the target's [compile_only] mode
   bool no_sandbox = false;
   bool kernels_only = false;  // eval, run, bench: the target's allowed_torch_calls are dropped
 };

@@ -45,6 +45,26 @@ TEST_F(EvalFlagsOnEveryCommand, ShapesAndNoTimingWhereTheyMeanSomething) {
   EXPECT_EQ(option("run", "--no-timing"), nullptr);  // the loop optimises timings
 }
 
+TEST_F(EvalFlagsOnEveryCommand, CompileOnlyOnEvalAndRun) {
+  for (const char* command : {"eval", "run"}) EXPECT_NE(option(command, "--compile-only"), nullptr) << command;
+  EXPECT_EQ(option("bench", "--compile-only"), nullptr);
+  EXPECT_EQ(option("profile", "--compile-only"), nullptr);  // nothing to profile without the device
+}
+
+TEST(EvalFlags, CompileOnlyIsStoredWithTheRunAndReachesItsEvaluations) {
+  CLI::App app{"t"};
+  EvalFlags flags;
+  add_eval_flags(&app, flags, EvalCommand::kRun);
+  app.parse("--compile-only", false);
+  loop::RunOptions run;
+  apply_eval_flags(flags, run);
+  loop::RunOptions restored = loop::options_from_json(loop::to_json(run));
+  EXPECT_TRUE(restored.compile_only);
+  EvalOptions e;
+  apply_run_options(restored, e);
+  EXPECT_TRUE(e.compile_only);
+}
+
 TEST_F(EvalFlagsOnEveryCommand, EveryResultTakesJsonFile) {
   for (const char* command : {"eval", "profile", "run", "bench", "report", "targets", "doctor"}) {
     CLI::Option* o = option(command, "--json");

@@ -104,8 +104,13 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
       opt.transfer_from = fs::absolute(opt.transfer_from).lexically_normal().string();
     }
     apply_eval_flags(a.flags, opt);
-    registry.get(opt.target);  // an unknown target fails before a run is created
-    opt.profile = !a.no_profile;
+    const Target& target = registry.get(opt.target);  // an unknown target fails before a run is created
+    // A run needs correctness verdicts: compile-only that only builds would never give one.
+    if (opt.compile_only && target.compile_only.mode != CompileOnlyMode::kInterpreter)
+      throw InputError(fmt::format("kforge run --compile-only needs a target whose compile-only mode is an interpreter "
+                                   "(correctness checked on the CPU); '{}' has mode \"{}\"",
+                                   opt.target, compile_only_mode_name(target.compile_only.mode)));
+    opt.profile = !a.no_profile && !opt.compile_only;  // an interpreter run has no device to profile on
     opt.temperature = a.temperature;
     if (opt.llm.empty()) opt.llm = config.get_string("llm.provider").value_or("");
     if (opt.llm.empty()) throw InputError("no model: pass --llm KIND:MODEL or set [llm] provider in kforge.toml");

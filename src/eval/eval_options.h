@@ -30,7 +30,7 @@ struct EvalOptions {
   double timeout_s = kDefaultTimeoutS;               // limit for each run/timing request of the candidate
   double reference_timeout_s = 600;                  // limit for each request to the reference
   bool timing = true;
-  bool compile_only = false;                         // build only (cuda) / Triton interpreter on the CPU (triton)
+  bool compile_only = false;                         // the target's [compile_only] mode: build only, or an interpreter on the CPU
   int warmup = kDefaultWarmup;                       // untimed repetitions of each timed function
   int reps = kDefaultReps;                           // timed repetitions of each function
   int block = 5;                                     // repetitions per interleaved block

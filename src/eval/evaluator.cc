@@ -78,10 +78,11 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
     run.doc["phases_s"][stage] = Seconds(now - lap_start).count();
     lap_start = now;
   };
-  // Compile-only: Triton runs its kernels in the interpreter on the CPU (options adjusted in
-  // evaluate()); every other target only builds.
-  const bool build_only = opt.compile_only && opt.target.language != "triton";
-  if (opt.compile_only) run.doc["compile_only"] = build_only ? "build" : "triton_interpreter";
+  // Compile-only: the target's mode says whether its kernels are only built or run in an interpreter
+  // on the CPU (options adjusted in evaluate()).
+  const CompileOnlyMode compile_only = opt.compile_only ? opt.target.compile_only.mode : CompileOnlyMode::kNone;
+  const bool build_only = compile_only == CompileOnlyMode::kBuild;
+  if (opt.compile_only) run.doc["compile_only"] = compile_only_mode_name(compile_only);
 
   // Screening.
   run.phase("starting workers");
@@ -164,12 +165,17 @@ EvalResult evaluate(const EvalOptions& options, ProgressFn progress, void* user,
     throw InputError(fmt::format("problem file not found: {}", options.problem.string()));
   if (!fs::exists(options.candidate))
     throw InputError(fmt::format("candidate file not found: {}", options.candidate.string()));
-  if (options.compile_only && options.target.language == "triton") {
-    // No GPU needed: check correctness with Triton's interpreter on the CPU, without timing.
+  const CompileOnlySpec& compile_only = options.target.compile_only;
+  if (options.compile_only && compile_only.mode == CompileOnlyMode::kNone)
+    throw InputError(fmt::format("target '{}' has no compile-only mode ([compile_only] mode = \"none\" in {}); "
+                                 "evaluate it on its hardware instead",
+                                 options.target.name, (options.target.dir / "target.toml").string()));
+  if (options.compile_only && compile_only.mode == CompileOnlyMode::kInterpreter) {
+    // No device needed: check correctness with the target's interpreter on the CPU, without timing.
     EvalOptions on_cpu = options;
     on_cpu.device = "cpu";
     on_cpu.timing = false;
-    on_cpu.worker_env["TRITON_INTERPRET"] = "1";
+    for (const auto& [name, value] : compile_only.env) on_cpu.worker_env[name] = value;
     return run_evaluation(on_cpu, progress, user, *pool);
   }
   return run_evaluation(options, progress, user, *pool);

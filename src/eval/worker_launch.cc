@@ -1,5 +1,6 @@
 #include "eval/worker_launch.h"
 
+#include <glob.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -100,16 +101,14 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
     env["KFORGE_BUILD_FD"] = "4";
     env["KFORGE_LAUNCH_CACHE"] = (own / "launch-cache").string();
     env["TORCHINDUCTOR_CACHE_DIR"] = (own / "inductor").string();
-    env["TRITON_CACHE_DIR"] = (own / "triton").string();
-    env["POCL_CACHE_DIR"] = (own / "pocl").string();
     env["XDG_CACHE_HOME"] = (own / "xdg-cache").string();
     env["USER"] = env["LOGNAME"] = "kforge-candidate";
   } else {
     env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
-    env["TRITON_CACHE_DIR"] = (cache / "triton").string();
-    env["POCL_CACHE_DIR"] = (cache / "pocl").string();
     env["XDG_CACHE_HOME"] = (home / "xdg-cache").string();
   }
+  // The target's own caches ([caches], checked to lie under the cache directory when it was loaded).
+  for (const auto& [name, folder] : options.target.caches) env[name] = ((candidate ? own : cache) / folder).string();
   const std::string t = std::to_string(threads);
   for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) env[name] = t;
   return env;
@@ -117,13 +116,15 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
 
 namespace {
 
-// Device nodes a GPU target needs: the NVIDIA driver's, nothing else of /dev.
-std::vector<fs::path> gpu_device_nodes() {
+// The device nodes present here that match the target's [sandbox] devices (globs from the allowlist
+// that loading the target enforced): nothing else of /dev.
+std::vector<fs::path> sandbox_device_nodes(const Target& target) {
   std::vector<fs::path> nodes;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/dev", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("nvidia", 0) == 0) nodes.push_back(e.path());
+  for (const auto& pattern : target.sandbox_devices) {
+    glob_t g{};
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) nodes.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
   }
   return nodes;
 }
@@ -146,6 +147,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   const fs::path cache = cache_dir();
 
   WorkerSpawn result;
+  for (const auto& [name, folder] : options.target.caches) result.target_caches.push_back(folder);
   SpawnOptions& spawn = result.spawn;
   spawn.cwd = home;
   spawn.log_file = options.log_dir / (candidate ? "candidate.log" : "reference.log");
@@ -180,9 +182,9 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   BuildBrokerSettings broker;
   broker.python = options.python;
   broker.env = spawn.env;
-  for (const char* private_var : {"KFORGE_BUILD_FD", "KFORGE_LAUNCH_CACHE", "TORCHINDUCTOR_CACHE_DIR",
-                                  "TRITON_CACHE_DIR", "POCL_CACHE_DIR", "XDG_CACHE_HOME"})
+  for (const char* private_var : {"KFORGE_BUILD_FD", "KFORGE_LAUNCH_CACHE", "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME"})
     broker.env.erase(private_var);
+  for (const auto& [name, folder] : options.target.caches) broker.env.erase(name);
   broker.env["HOME"] = broker.env["TMPDIR"] = "/tmp";
   broker.work_root = home.parent_path();
   broker.timeout_s = options.target.compile_timeout_s;
@@ -197,7 +199,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     policy.read_only.push_back(cache / "torch_extensions");
     policy.read_only.push_back(dirs.shared);
     policy.writable = {dirs.candidate};
-    if (options.target.device != "cpu") policy.devices = gpu_device_nodes();
+    policy.devices = sandbox_device_nodes(options.target);
     // The sandbox binds folders where they really are: name the interpreter by its folder's real path
     // (a virtualenv linked from elsewhere), keeping its own name so that it still finds its venv.
     for (auto& word : command)
@@ -222,7 +224,8 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
 
 std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
   const fs::path cache = cache_dir();
-  for (const char* sub : {"build", "torch_extensions", "inductor", "triton", "pocl"}) fs::create_directories(cache / sub);
+  for (const char* sub : {"build", "torch_extensions", "inductor"}) fs::create_directories(cache / sub);
+  for (const auto& folder : how.target_caches) fs::create_directories(cache / folder);
   SpawnOptions spawn = how.spawn;
   fs::create_directories(spawn.cwd / "tmp");  // the worker's HOME and (without a sandbox) TMPDIR
   if (how.owner) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "eval/build_broker.h"
 #include "eval/eval_options.h"
@@ -40,6 +41,7 @@ struct WorkerSpawn {
   std::optional<BuildBrokerSettings> broker;  // a candidate's build channel
   std::optional<std::uint64_t> tmp_bytes;     // the size of its private tmpfs, when sandboxed
   std::optional<HostIds> owner;               // the uid its own folder must belong to (kforge is root)
+  std::vector<std::string> target_caches;     // the target's shared cache folders, under kforge's cache directory
 };
 
 WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const WorkerDirs& dirs, int threads);

@@ -9,7 +9,8 @@ using json = nlohmann::json;
   X(problem) X(target) X(device) X(llm) X(llm_base_url) X(replay_by_position) X(transfer_from) X(prompts_dir)      \
   X(out_dir) X(samples) X(jobs) X(rounds) X(max_fix) X(max_tokens) X(max_cost_usd) X(time_limit_s) X(patience)      \
   X(sol_stop) X(min_gain) X(reply_max_tokens) X(eval_trials) X(eval_reps) X(eval_warmup) X(compile_baseline)       \
-  X(threads) X(eval_timeout_s) X(seed) X(precision) X(kernels_only) X(sandbox) X(python) X(overrides) X(profile) X(shapes) X(timing)
+  X(threads) X(eval_timeout_s) X(seed) X(precision) X(kernels_only) X(sandbox) X(python) X(overrides) X(profile) X(shapes) X(timing) \
+  X(compile_only)
 
 json to_json(const RunOptions& o) {
   json j;

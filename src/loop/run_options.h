@@ -45,6 +45,7 @@ struct RunOptions {
   int eval_warmup = kDefaultWarmup;
   int shapes = 0;                // size variants checked besides the problem's own sizes
   bool timing = true;            // false: correctness only (`bench --candidates --no-timing`)
+  bool compile_only = false;     // --compile-only: the target's interpreter on the CPU, untimed
   bool compile_baseline = true;
   bool profile = true;           // profile the best candidate for each analysis (kforge profile)
   int threads = 0;

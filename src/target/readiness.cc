@@ -104,9 +104,11 @@ Readiness assess_readiness(const Target& target, const MachineProbe& probe) {
     out.state = ReadinessState::kRunnable;
     if (!node.empty()) found.insert(found.begin(), fmt::format("{} ({})", r.hardware, node));
     out.reason = found.empty() ? "needs nothing beyond kforge itself" : fmt::format("found {}", fmt::join(found, ", "));
-  } else if (r.compile_only) {
+  } else if (target.compile_only.mode != CompileOnlyMode::kNone) {
     out.state = ReadinessState::kCompileOnly;
-    out.reason = no_hardware + "; `kforge eval --compile-only` builds and checks candidates without it";
+    out.reason = no_hardware + (target.compile_only.mode == CompileOnlyMode::kBuild
+                                    ? "; `kforge eval --compile-only` builds candidates without it"
+                                    : "; `kforge eval --compile-only` checks candidates in an interpreter on the CPU");
   } else {
     out.state = ReadinessState::kNeedsHardware;
     out.reason = no_hardware;

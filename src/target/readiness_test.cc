@@ -21,7 +21,7 @@ Target gpu_target(bool compile_only) {
   t.requirements.commands = {"chipcc"};
   t.requirements.device_nodes = {"/dev/chip0"};
   t.requirements.hardware = "Chip accelerator";
-  t.requirements.compile_only = compile_only;
+  t.compile_only.mode = compile_only ? CompileOnlyMode::kBuild : CompileOnlyMode::kNone;
   return t;
 }
 

@@ -1,6 +1,8 @@
 #include "target/target.h"
 
 #include <algorithm>
+#include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -54,11 +56,124 @@ Requirements load_requirements(const toml::node_view<const toml::node>& r, const
   if (!req.device_nodes.empty() && req.hardware.empty())
     throw InputError(fmt::format("{}: requires.device_nodes needs requires.hardware (what they stand for)",
                                  file.string()));
-  req.compile_only = r["compile_only"].value_or(false);
+  if (r["compile_only"])
+    throw InputError(fmt::format("{}: requires.compile_only is now a table of its own: [compile_only] mode = "
+                                 "\"build\" | \"interpreter\" | \"none\"",
+                                 file.string()));
   return req;
 }
 
+// Variables kforge sets for the worker itself: a target may not redirect them.
+bool reserved_variable(const std::string& name) {
+  static const std::set<std::string> reserved = {
+      "PATH",       "HOME",        "TMPDIR",       "USER",           "LOGNAME",
+      "PYTHONPATH", "PYTHONHOME",  "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
+      "LD_PRELOAD", "LD_LIBRARY_PATH", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME"};
+  return reserved.count(name) > 0 || name.rfind("KFORGE_", 0) == 0;
+}
+
+void check_variable_name(const std::string& name, const std::string& where, const fs::path& file) {
+  static const std::regex shape("[A-Z_][A-Z0-9_]*");
+  if (!std::regex_match(name, shape))
+    throw InputError(fmt::format("{}: {} '{}' is not an environment variable name (A-Z, 0-9, _)", file.string(),
+                                 where, name));
+  if (reserved_variable(name))
+    throw InputError(fmt::format("{}: {} '{}' is set by kforge itself and cannot be declared by a target",
+                                 file.string(), where, name));
+}
+
+// A table of string values, or an InputError naming the key.
+std::map<std::string, std::string> string_table(const toml::node_view<const toml::node>& node, const std::string& key,
+                                                const fs::path& file) {
+  std::map<std::string, std::string> out;
+  if (!node) return out;
+  auto table = node.as_table();
+  if (!table) throw InputError(fmt::format("{}: '{}' must be a table of strings", file.string(), key));
+  for (const auto& [k, v] : *table) {
+    auto s = v.value<std::string>();
+    if (!s) throw InputError(fmt::format("{}: {}.{} must be a string", file.string(), key, k.str()));
+    out[std::string(k.str())] = *s;
+  }
+  return out;
+}
+
+CompileOnlySpec load_compile_only(const toml::node_view<const toml::node>& c, const fs::path& file) {
+  CompileOnlySpec spec;
+  const std::string mode = c["mode"].value_or(std::string("none"));
+  if (mode == "build") spec.mode = CompileOnlyMode::kBuild;
+  else if (mode == "interpreter") spec.mode = CompileOnlyMode::kInterpreter;
+  else if (mode != "none")
+    throw InputError(fmt::format("{}: compile_only.mode '{}' is not one of build, interpreter, none", file.string(),
+                                 mode));
+  spec.env = string_table(c["env"], "compile_only.env", file);
+  for (const auto& [name, value] : spec.env) check_variable_name(name, "compile_only.env variable", file);
+  if (!spec.env.empty() && spec.mode != CompileOnlyMode::kInterpreter)
+    throw InputError(fmt::format("{}: compile_only.env applies to mode = \"interpreter\" only", file.string()));
+  return spec;
+}
+
+// Cache folders are relative paths under kforge's cache directory, never outside it and never one of
+// the folders kforge keeps there for itself.
+std::map<std::string, std::string> load_caches(const toml::node_view<const toml::node>& c, const fs::path& file) {
+  static const std::regex part("[A-Za-z0-9_][A-Za-z0-9._-]*");
+  static const std::set<std::string> kforge_own = {"build", "torch_extensions", "inductor", "launch-cache",
+                                                   "xdg-cache", "tmp"};
+  auto caches = string_table(c, "caches", file);
+  for (const auto& [name, folder] : caches) {
+    check_variable_name(name, "caches variable", file);
+    auto bad = [&](const char* why) {
+      return InputError(fmt::format("{}: caches.{} = \"{}\" {}; a cache folder is a relative path under kforge's "
+                                    "cache directory, like \"triton\"",
+                                    file.string(), name, folder, why));
+    };
+    if (folder.empty()) throw bad("is empty");
+    if (folder.front() == '/') throw bad("is an absolute path");
+    // Split by hand: fs::path would fold "a//b" and hide an empty part.
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+      std::size_t slash = folder.find('/', start);
+      parts.push_back(folder.substr(start, slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    for (const auto& p : parts) {
+      if (p == "..") throw bad("leaves the cache directory (..)");
+      if (!std::regex_match(p, part)) throw bad("has a part that is not a plain folder name");
+    }
+    if (kforge_own.count(parts.front())) throw bad("is a folder kforge keeps for itself");
+  }
+  return caches;
+}
+
+std::vector<std::string> load_sandbox_devices(const toml::node_view<const toml::node>& s, const fs::path& file) {
+  auto devices = checked_list(s, "devices", file);
+  for (const auto& pattern : devices) {
+    bool allowed = false;
+    std::string known;
+    for (int i = 0; kSandboxDevicePatterns[i]; ++i) {
+      allowed = allowed || pattern == kSandboxDevicePatterns[i];
+      known += fmt::format("{}{}", known.empty() ? "" : ", ", kSandboxDevicePatterns[i]);
+    }
+    if (!allowed)
+      throw InputError(fmt::format("{}: sandbox.devices entry '{}' is not a GPU device node kforge lets candidates "
+                                   "open (allowed: {})",
+                                   file.string(), pattern, known));
+  }
+  return devices;
+}
+
 }  // namespace
+
+const char* const kSandboxDevicePatterns[] = {"/dev/nvidia*", "/dev/kfd", "/dev/dri/renderD*", nullptr};
+
+const char* compile_only_mode_name(CompileOnlyMode mode) {
+  switch (mode) {
+    case CompileOnlyMode::kBuild: return "build";
+    case CompileOnlyMode::kInterpreter: return "interpreter";
+    case CompileOnlyMode::kNone: break;
+  }
+  return "none";
+}
 
 Target load_target(const fs::path& dir) {
   fs::path file = dir / "target.toml";
@@ -83,12 +198,15 @@ Target load_target(const fs::path& dir) {
   target.example_candidate = dir / ct["example"]["candidate"].value_or(std::string("example_candidate.py"));
   target.notes = dir / "notes.md";
   target.address_space_gb = ct["sandbox"]["address_space_gb"].value_or(0.0);
+  target.sandbox_devices = load_sandbox_devices(ct["sandbox"], file);
   target.env_pass = string_list(ct["env"]["pass"]);
   if (auto set = ct["env"]["set"].as_table())
     for (const auto& [k, v] : *set)
       if (auto s = v.value<std::string>()) target.env_set[std::string(k.str())] = *s;
   target.allowed_torch_calls = string_list(ct["checks"]["allowed_torch_calls"]);
   target.requirements = load_requirements(ct["requires"], file);
+  target.compile_only = load_compile_only(ct["compile_only"], file);
+  target.caches = load_caches(ct["caches"], file);
   target.device_lock.exclusive = ct["device_lock"]["exclusive"].value_or(false);
   target.device_lock.visible_devices_env = ct["device_lock"]["visible_devices_env"].value_or(std::string{});
   return target;

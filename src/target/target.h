@@ -17,8 +17,24 @@ struct Requirements {
   std::vector<std::string> files;         // globs; each must match at least one path (drivers, libraries)
   std::vector<std::string> device_nodes;  // globs; none matching means the hardware is absent
   std::string hardware;                   // what the device nodes stand for, e.g. "an NVIDIA GPU"
-  bool compile_only = false;              // without the hardware, `--compile-only` still checks candidates
 };
+
+// [compile_only]: what `kforge eval --compile-only` does, where the hardware may be absent.
+enum class CompileOnlyMode {
+  kNone,         // not offered: --compile-only is refused
+  kBuild,        // the candidate's kernels are built, nothing runs (status compiled / compile_error)
+  kInterpreter,  // both workers run on the CPU with `env` set (a kernel-language interpreter), untimed
+};
+struct CompileOnlySpec {
+  CompileOnlyMode mode = CompileOnlyMode::kNone;
+  std::map<std::string, std::string> env;  // interpreter mode: variables that turn the interpreter on
+};
+// "none", "build" or "interpreter": the spelling in target.toml and in an EvalResult's compile_only.
+const char* compile_only_mode_name(CompileOnlyMode mode);
+
+// The device-node globs a target's [sandbox] devices may name: a candidate sees only device nodes of
+// GPU drivers, never disks, terminals or memory.
+extern const char* const kSandboxDevicePatterns[];
 
 // [device_lock]: whether an evaluation holds its device alone while timing (docs/gpu.md).
 struct DeviceLockSpec {
@@ -38,10 +54,15 @@ struct Target {
   std::filesystem::path example_candidate;
   std::filesystem::path notes;
   double address_space_gb = 0;  // RLIMIT_AS for the candidate; 0 = none
+  std::vector<std::string> sandbox_devices;  // [sandbox] devices: globs from kSandboxDevicePatterns
   std::vector<std::string> env_pass;
   std::map<std::string, std::string> env_set;
   std::vector<std::string> allowed_torch_calls;  // [checks] allowed_torch_calls
   Requirements requirements;  // [requires]
+  CompileOnlySpec compile_only;
+  // [caches]: variable -> folder relative to kforge's cache directory. The reference fills the shared
+  // folder; a candidate gets a private, empty one of the same name (it never writes a shared cache).
+  std::map<std::string, std::string> caches;
   DeviceLockSpec device_lock;
 };
 

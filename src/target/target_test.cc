@@ -33,6 +33,7 @@ reference = "ref.py"
 candidate = "cand.py"
 [sandbox]
 address_space_gb = 8
+devices = ["/dev/dri/renderD*"]
 [env]
 pass = ["A"]
 set = { B = "1" }
@@ -44,7 +45,11 @@ commands = ["chipcc"]
 files = ["/opt/chip/lib*.so"]
 device_nodes = ["/dev/chip*"]
 hardware = "Chip accelerator"
-compile_only = true
+[compile_only]
+mode = "interpreter"
+env = { CHIP_INTERPRET = "1" }
+[caches]
+CHIP_CACHE_DIR = "chip/kernels"
 [device_lock]
 exclusive = true
 visible_devices_env = "CHIP_VISIBLE_DEVICES"
@@ -63,7 +68,10 @@ visible_devices_env = "CHIP_VISIBLE_DEVICES"
   EXPECT_EQ(t.requirements.files, std::vector<std::string>{"/opt/chip/lib*.so"});
   EXPECT_EQ(t.requirements.device_nodes, std::vector<std::string>{"/dev/chip*"});
   EXPECT_EQ(t.requirements.hardware, "Chip accelerator");
-  EXPECT_TRUE(t.requirements.compile_only);
+  EXPECT_EQ(t.compile_only.mode, CompileOnlyMode::kInterpreter);
+  EXPECT_EQ(t.compile_only.env.at("CHIP_INTERPRET"), "1");
+  EXPECT_EQ(t.caches.at("CHIP_CACHE_DIR"), "chip/kernels");
+  EXPECT_EQ(t.sandbox_devices, std::vector<std::string>{"/dev/dri/renderD*"});
   EXPECT_TRUE(t.device_lock.exclusive);
   EXPECT_EQ(t.device_lock.visible_devices_env, "CHIP_VISIBLE_DEVICES");
 }
@@ -81,6 +89,58 @@ TEST(TargetRegistry, BadRequirementsAreNamed) {
   EXPECT_NE(error("python = \"wgpu\"\n").find("'python' must be a list of strings"), std::string::npos);
   EXPECT_NE(error("device_nodes = [\"/sys/x\"]\nhardware = \"x\"\n").find("is not under /dev/"), std::string::npos);
   EXPECT_NE(error("device_nodes = [\"/dev/x\"]\n").find("needs requires.hardware"), std::string::npos);
+}
+
+// The error a target.toml of `name = "a"` with `rest` appended gets, or "no error".
+std::string load_error(const std::string& rest) {
+  try {
+    TargetRegistry::load(make_targets("a", "name = \"a\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n" + rest));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TargetRegistry, CacheFoldersStayUnderKforgesCacheDirectory) {
+  EXPECT_EQ(load_error("[caches]\nCHIP_CACHE_DIR = \"chip\"\n"), "no error");
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"/var/cache/chip\"\n").find("caches.CHIP_CACHE_DIR = \"/var/cache/chip\" is an absolute path"),
+            std::string::npos);
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"chip/../../home\"\n").find("leaves the cache directory (..)"),
+            std::string::npos);
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"\"\n").find("is empty"), std::string::npos);
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"a//b\"\n").find("not a plain folder name"), std::string::npos);
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"build/chip\"\n").find("a folder kforge keeps for itself"),
+            std::string::npos);
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = 3\n").find("caches.CHIP_CACHE_DIR must be a string"),
+            std::string::npos);
+  // A cache variable cannot redirect what kforge sets for the worker itself.
+  EXPECT_NE(load_error("[caches]\nHOME = \"chip\"\n").find("'HOME' is set by kforge itself"), std::string::npos);
+  EXPECT_NE(load_error("[caches]\nKFORGE_BUILD_CACHE = \"chip\"\n").find("set by kforge itself"), std::string::npos);
+  EXPECT_NE(load_error("[caches]\n\"chip-dir\" = \"chip\"\n").find("not an environment variable name"),
+            std::string::npos);
+}
+
+TEST(TargetRegistry, SandboxDevicesComeFromTheAllowlist) {
+  EXPECT_EQ(load_error("[sandbox]\ndevices = [\"/dev/nvidia*\", \"/dev/kfd\"]\n"), "no error");
+  auto error = load_error("[sandbox]\ndevices = [\"/dev/sda\"]\n");
+  EXPECT_NE(error.find("sandbox.devices entry '/dev/sda' is not a GPU device node"), std::string::npos) << error;
+  EXPECT_NE(error.find("allowed: /dev/nvidia*, /dev/kfd, /dev/dri/renderD*"), std::string::npos) << error;
+  EXPECT_NE(load_error("[sandbox]\ndevices = [\"/dev/*\"]\n").find("is not a GPU device node"), std::string::npos);
+}
+
+TEST(TargetRegistry, CompileOnlyModeIsChecked) {
+  EXPECT_EQ(load_error(""), "no error");
+  EXPECT_EQ(TargetRegistry::load(make_targets("a", "name = \"a\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n"))
+                .get("a").compile_only.mode,
+            CompileOnlyMode::kNone);
+  EXPECT_NE(load_error("[compile_only]\nmode = \"emulate\"\n").find("compile_only.mode 'emulate' is not one of"),
+            std::string::npos);
+  EXPECT_NE(load_error("[compile_only]\nmode = \"build\"\nenv = { X = \"1\" }\n").find("interpreter\" only"),
+            std::string::npos);
+  EXPECT_NE(load_error("[compile_only]\nmode = \"interpreter\"\nenv = { LD_PRELOAD = \"x.so\" }\n")
+                .find("'LD_PRELOAD' is set by kforge itself"),
+            std::string::npos);
+  EXPECT_NE(load_error("[requires]\ncompile_only = true\n").find("[compile_only] mode"), std::string::npos);
 }
 
 TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {

@@ -1,12 +1,26 @@
 """A platform is data: a copy of targets/cpu under another name, in a kforge home of its own, with only
-its target.toml changed, is listed and evaluates a candidate without any change to kforge itself."""
+its target.toml changed, is listed and evaluates a candidate without any change to kforge itself,
+including a cache folder of its own (shared for the reference, private for the candidate)."""
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
 from e2e_support import ROOT
+
+
+SHARED_CACHE_CHECK = """import os
+_shared = os.path.join(os.path.dirname(os.environ["KFORGE_BUILD_CACHE"]), "hostcc", "kernels")
+if os.environ.get("HOSTCC_CACHE_DIR") != _shared:
+    raise RuntimeError(f"reference: HOSTCC_CACHE_DIR={os.environ.get('HOSTCC_CACHE_DIR')}, expected {_shared}")
+"""
+PRIVATE_CACHE_CHECK = """import os
+_own = os.environ.get("HOSTCC_CACHE_DIR", "")
+if not _own.endswith("/hostcc/kernels") or _own.startswith(os.path.dirname(os.environ["KFORGE_BUILD_CACHE"])):
+    raise RuntimeError(f"candidate: HOSTCC_CACHE_DIR={_own} is not a private folder")
+"""
 
 
 @pytest.fixture
@@ -33,6 +47,7 @@ def test_a_copied_target_folder_is_a_new_platform(kforge, home):
     assert 'name = "cpu"' in toml
     toml = toml.replace('name = "cpu"', 'name = "hostcc"')
     toml = re.sub(r"^description = .*$", 'description = "host C++ kernels, added as a folder"', toml, flags=re.M)
+    toml += '\n[caches]\nHOSTCC_CACHE_DIR = "hostcc/kernels"\n'
     (new / "target.toml").write_text(toml)
     kforge.env["KFORGE_HOME"] = str(home)
 
@@ -41,11 +56,27 @@ def test_a_copied_target_folder_is_a_new_platform(kforge, home):
     names = [line.split()[0] for line in listed.stdout.splitlines()[1:] if line and not line.startswith(" ")]
     assert names == ["hostcc"]
 
-    problem = ROOT / "examples" / "problems" / "01_relu.py"
-    cand = ROOT / "examples" / "candidates" / "cpu" / "01_relu.py"
+    # The reference (trusted, the problem file) sees the shared cache folder; the candidate a private
+    # one of the same name. Each file refuses to load otherwise.
+    problem = kforge.tmp / "01_relu.py"
+    problem.write_text(SHARED_CACHE_CHECK + (ROOT / "examples" / "problems" / "01_relu.py").read_text())
+    cand = kforge.tmp / "relu_cpu.py"
+    cand.write_text(PRIVATE_CACHE_CHECK + (ROOT / "examples" / "candidates" / "cpu" / "01_relu.py").read_text())
     proc, result = kforge.eval(problem, cand, "--target", "hostcc", "--no-compile-baseline", "--reps", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["status"] == "correct" and result["target"] == "hostcc"
+    assert (Path(kforge.env["KFORGE_CACHE_DIR"]) / "hostcc" / "kernels").is_dir()
 
     unknown = kforge.run("eval", problem, cand, "--target", "cpu")
     assert unknown.returncode == 2 and "unknown target 'cpu' (known: hostcc)" in unknown.stderr
+
+
+def test_a_target_whose_cache_leaves_the_cache_directory_is_refused(kforge, home):
+    bad = home / "targets" / "escape"
+    shutil.copytree(ROOT / "targets" / "cpu", bad)
+    toml = (bad / "target.toml").read_text().replace('name = "cpu"', 'name = "escape"')
+    (bad / "target.toml").write_text(toml + '\n[caches]\nESCAPE_CACHE_DIR = "../../home/user/.cache"\n')
+    kforge.env["KFORGE_HOME"] = str(home)
+    proc = kforge.run("targets")
+    assert proc.returncode == 2
+    assert 'caches.ESCAPE_CACHE_DIR = "../../home/user/.cache" leaves the cache directory (..)' in proc.stderr
