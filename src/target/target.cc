@@ -204,6 +204,11 @@ Target load_target(const fs::path& dir) {
     for (const auto& [k, v] : *set)
       if (auto s = v.value<std::string>()) target.env_set[std::string(k.str())] = *s;
   target.allowed_torch_calls = string_list(ct["checks"]["allowed_torch_calls"]);
+  target.preload = checked_list(ct["worker"], "preload", file);
+  static const std::regex module("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
+  for (const auto& name : target.preload)
+    if (!std::regex_match(name, module))
+      throw InputError(fmt::format("{}: worker.preload entry '{}' is not a Python module name", file.string(), name));
   target.requirements = load_requirements(ct["requires"], file);
   target.compile_only = load_compile_only(ct["compile_only"], file);
   target.caches = load_caches(ct["caches"], file);

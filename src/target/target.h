@@ -58,6 +58,7 @@ struct Target {
   std::vector<std::string> env_pass;
   std::map<std::string, std::string> env_set;
   std::vector<std::string> allowed_torch_calls;  // [checks] allowed_torch_calls
+  std::vector<std::string> preload;  // [worker] preload: Python modules a worker imports while it waits for work
   Requirements requirements;  // [requires]
   CompileOnlySpec compile_only;
   // [caches]: variable -> folder relative to kforge's cache directory. The reference fills the shared

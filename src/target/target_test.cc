@@ -39,6 +39,8 @@ pass = ["A"]
 set = { B = "1" }
 [checks]
 allowed_torch_calls = ["torch.matmul"]
+[worker]
+preload = ["chiplib.runtime"]
 [requires]
 python = ["chiplib"]
 commands = ["chipcc"]
@@ -68,6 +70,7 @@ visible_devices_env = "CHIP_VISIBLE_DEVICES"
   EXPECT_EQ(t.requirements.files, std::vector<std::string>{"/opt/chip/lib*.so"});
   EXPECT_EQ(t.requirements.device_nodes, std::vector<std::string>{"/dev/chip*"});
   EXPECT_EQ(t.requirements.hardware, "Chip accelerator");
+  EXPECT_EQ(t.preload, std::vector<std::string>{"chiplib.runtime"});
   EXPECT_EQ(t.compile_only.mode, CompileOnlyMode::kInterpreter);
   EXPECT_EQ(t.compile_only.env.at("CHIP_INTERPRET"), "1");
   EXPECT_EQ(t.caches.at("CHIP_CACHE_DIR"), "chip/kernels");
@@ -141,6 +144,14 @@ TEST(TargetRegistry, CompileOnlyModeIsChecked) {
                 .find("'LD_PRELOAD' is set by kforge itself"),
             std::string::npos);
   EXPECT_NE(load_error("[requires]\ncompile_only = true\n").find("[compile_only] mode"), std::string::npos);
+}
+
+TEST(TargetRegistry, PreloadsAreModuleNames) {
+  EXPECT_EQ(load_error("[worker]\npreload = [\"triton.language\"]\n"), "no error");
+  EXPECT_NE(load_error("[worker]\npreload = [\"os; import x\"]\n").find("'os; import x' is not a Python module name"),
+            std::string::npos);
+  EXPECT_NE(load_error("[worker]\npreload = \"triton\"\n").find("'preload' must be a list of strings"),
+            std::string::npos);
 }
 
 TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {

@@ -22,7 +22,7 @@ using HostIds = std::pair<uid_t, gid_t>;
 struct SandboxPolicy {
   std::vector<std::filesystem::path> read_only;  // bound read-only where they are (interpreter, worker, caches)
   std::vector<std::filesystem::path> writable;   // bound read-write (the worker's own directory)
-  std::vector<std::filesystem::path> devices;    // device nodes bound in (/dev/nvidia* on GPU targets)
+  std::vector<std::filesystem::path> devices;    // device nodes bound in (the target's [sandbox] devices)
   std::uint64_t tmp_bytes = 2ull << 30;          // size of the private tmpfs at /tmp
   std::uint64_t shm_bytes = 64ull << 20;         // size of the private tmpfs at /dev/shm
   bool network = false;

@@ -9,10 +9,6 @@ import torch
 
 from kforge_worker.errors import EnvironmentProblem
 
-# Modules a candidate of each language usually imports, loaded by "warm" ahead of time.
-_PRELOAD = {"cuda": ["torch.utils.cpp_extension", "kforge_worker.cuda"], "triton": ["triton", "triton.language"]}
-
-
 def setup(device: str, threads: int) -> None:
     if threads > 0:
         torch.set_num_threads(threads)
@@ -35,7 +31,7 @@ def warm(req: dict) -> dict:
     if device.startswith("cuda"):
         torch.empty(1, device=device)
         torch.cuda.synchronize()
-    for name in _PRELOAD.get(req.get("language", ""), []):
+    for name in req.get("preload", []):  # the target's [worker] preload: what its candidates usually import
         try:
             importlib.import_module(name)
         except ImportError:
