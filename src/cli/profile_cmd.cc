@@ -73,6 +73,10 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   a.out.write_json(doc);
   if (doc.contains("error")) {
     fmt::print(stderr, "kforge: profile failed: {} (logs: {})\n", doc["error"].get<std::string>(), e.log_dir.string());
+    if (doc.value("status", "") == status::kEnvironmentError) {
+      fmt::print(stderr, "kforge: this machine cannot evaluate; `kforge doctor' says what to fix\n");
+      return kExitEnvironment;
+    }
     return kExitFailed;
   }
   fmt::print(a.out.text(), "{}", doc.value("summary", ""));

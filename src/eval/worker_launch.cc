@@ -13,6 +13,7 @@
 #include "util/errors.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
+#include "util/program_path.h"
 #include "util/subprocess.h"
 
 namespace kforge {
@@ -136,6 +137,18 @@ std::vector<fs::path> runtime_paths(const EvalOptions& options, const std::map<s
   paths.push_back(data_dir() / "worker");
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (auto it = env.find(var); it != env.end() && !it->second.empty()) paths.emplace_back(it->second);
+  // A C compiler installed outside /usr (e.g. /opt/gcc): Triton builds its launcher with $CC (or the
+  // gcc on PATH) at run time, inside the sandbox, so its installation folder must be there too.
+  const auto path_it = env.find("PATH");
+  const std::string path = path_it == env.end() ? "" : path_it->second;
+  std::vector<std::string> compilers = {"gcc", "cc"};
+  for (const char* var : {"CC", "CXX"})
+    if (auto it = env.find(var); it != env.end()) compilers.push_back(it->second);
+  for (const auto& compiler : compilers)
+    if (auto found = find_program(compiler, path))
+      if (auto prefix = toolchain_prefix(*found);
+          prefix && std::find(paths.begin(), paths.end(), *prefix) == paths.end())
+        paths.push_back(*prefix);
   return paths;
 }
 

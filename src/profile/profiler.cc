@@ -28,6 +28,7 @@ namespace {
 // A step that did not work: what was being done and why, for the document's `error` or a note.
 struct StepFailed {
   std::string message;
+  bool environment = false;  // the machine cannot evaluate at all (a worker that never got ready)
 };
 
 struct Workers {
@@ -80,6 +81,17 @@ Workers Session::start(const EvalOptions& o, double timeout_s) {
   auto cand = launch_worker(WorkerRole::kCandidate, o, dirs_, threads_);
   doc_["isolation"] = cand.isolation;
   w.cand = std::make_unique<WorkerClient>("candidate", std::move(cand.process));
+  phase("starting workers");
+  // A worker that cannot even import torch or reach the device says so here, before any problem
+  // code runs: the machine is at fault (environment_error, exit 4), not the problem or candidate.
+  for (WorkerClient* worker : {w.ref.get(), w.cand.get()}) {
+    WorkerReply r = worker->request("warm", {{"device", o.device}, {"threads", threads_}, {"language", ""}},
+                                    Seconds(std::max(timeout_s, 300.0)));
+    if (r.kind != WorkerReply::kOk) {
+      std::string why = r.kind == WorkerReply::kError ? r.body["error"].value("message", "") : r.detail;
+      throw StepFailed{fmt::format("the {} worker did not start: {}", worker->role(), why), true};
+    }
+  }
   phase("loading problem");
   json problem = ask(*w.ref, "load_problem",
                      {{"problem", fs::absolute(o.problem).string()}, {"overrides", o.overrides}, {"seed", seed_},
@@ -270,6 +282,7 @@ json Session::run() {
     }
   } catch (const StepFailed& failed) {
     doc_["error"] = failed.message;
+    if (failed.environment) doc_["status"] = "environment_error";
   }
   std::error_code ec;
   fs::remove_all(root, ec);

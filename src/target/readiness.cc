@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/program_path.h"
 #include "util/subprocess.h"
 
 namespace kforge {
@@ -32,12 +33,8 @@ const char* readiness_label(ReadinessState state) {
 namespace {
 
 bool on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-  return false;
+  return find_program(program, path ? path : "/usr/local/bin:/usr/bin:/bin").has_value();
 }
 
 std::string first_glob_match(const std::string& pattern) {

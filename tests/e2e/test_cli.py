@@ -149,6 +149,17 @@ def test_no_torch_is_an_environment_error(kforge, python_without_torch):
     assert "kforge doctor" in proc.stderr
 
 
+def test_profile_without_torch_is_an_environment_error(kforge, python_without_torch, tmp_path):
+    out = tmp_path / "profile.json"
+    proc = kforge.run("profile", str(TINY), str(candidate("correct")), "--python", str(python_without_torch),
+                      "--no-sandbox", "--json", str(out), timeout=300)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "environment_error", doc
+    assert "did not start" in doc["error"] and "torch" in doc["error"], doc["error"]
+    assert "kforge doctor" in proc.stderr
+
+
 def test_cuda_target_without_a_gpu_is_an_environment_error(kforge):
     if venv_has_gpu():
         pytest.skip("this machine has a GPU")

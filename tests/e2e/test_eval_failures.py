@@ -137,8 +137,9 @@ def test_secrets_never_reach_the_candidate(kforge, tmp_path):
 
 def test_a_device_that_does_not_exist_is_not_blamed_on_the_candidate(kforge):
     # cuda:7 exists neither on the CPU machines nor on a one-GPU machine.
+    # Nor on the problem: the machine cannot evaluate there (environment_error, exit 4).
     proc, result = kforge.eval(TINY, candidate("correct"), "--device", "cuda:7", *QUICK)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert result["status"] == "problem_error"
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert result["status"] == "environment_error"
     assert result["error"]["kind"] == "worker_start"
     assert result["error"]["message"].startswith("the reference worker did not start: ")

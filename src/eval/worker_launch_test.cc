@@ -1,0 +1,57 @@
+// How a candidate's sandbox is assembled (needs bubblewrap and the project's Python environment).
+#include "eval/worker_launch.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "target/target.h"
+#include "util/sandbox.h"
+
+namespace kforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool binds_read_only(const std::vector<std::string>& argv, const fs::path& dir) {
+  for (size_t i = 0; i + 2 < argv.size(); ++i)
+    if (argv[i] == "--ro-bind" && argv[i + 1] == dir.string() && argv[i + 2] == dir.string()) return true;
+  return false;
+}
+
+// Triton builds its launcher with $CC at run time: a compiler installed under /opt (as on machines
+// with a newer gcc in /opt/gcc) must be inside the candidate's view, read-only.
+TEST(WorkerSpawn, ACompilerOutsideUsrNamedByCcIsInTheCandidatesView) {
+  const fs::path source = KFORGE_SOURCE_DIR;
+  if (!fs::exists(source / ".venv" / "bin" / "python")) GTEST_SKIP() << "no Python environment at .venv";
+  if (!usable_bwrap()) GTEST_SKIP() << "bubblewrap cannot make a sandbox here";
+  const fs::path opt = "/opt/kforge-cc-test-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::create_directories(opt / "bin", ec);
+  if (ec) GTEST_SKIP() << "cannot create " << opt << ": " << ec.message();
+  std::ofstream(opt / "bin" / "gcc") << "#!/bin/sh\n";
+  fs::permissions(opt / "bin" / "gcc", fs::perms::owner_all);
+  const char* old_cc = std::getenv("CC");
+  const std::string saved = old_cc ? old_cc : "";
+  setenv("CC", (opt / "bin" / "gcc").c_str(), 1);
+
+  EvalOptions options;
+  options.problem = source / "tests" / "e2e" / "problems" / "tiny_add.py";
+  options.target = load_target(source / "targets" / "cpu");
+  options.python = (source / ".venv" / "bin" / "python").string();
+  const WorkerDirs dirs{"/tmp/kforge-test-shared", "", "/tmp/kforge-test-candidate"};
+  const auto with_cc = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  if (old_cc) setenv("CC", saved.c_str(), 1); else unsetenv("CC");
+  const auto without_cc = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  fs::remove_all(opt);
+
+  ASSERT_EQ(with_cc.isolation, "bubblewrap");
+  EXPECT_TRUE(binds_read_only(with_cc.spawn.argv, opt)) << "the toolchain's folder, read-only";
+  EXPECT_FALSE(binds_read_only(without_cc.spawn.argv, opt)) << "only when a compiler there is named";
+  EXPECT_FALSE(binds_read_only(with_cc.spawn.argv, "/opt")) << "never all of /opt (only an empty folder on the way)";
+}
+
+}  // namespace
+}  // namespace kforge
