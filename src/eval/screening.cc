@@ -59,7 +59,8 @@ bool static_check(EvalRun& run) {
   run.phase("static checks");
   json args = {{"candidate", run.candidate_file().string()},
                {"problem", fs::absolute(run.opt.problem).string()},
-               {"allowed_torch_calls", run.opt.target.allowed_torch_calls}};
+               {"allowed_torch_calls", run.opt.target.allowed_torch_calls},
+               {"kernel_loops", run.opt.target.kernel_loops}};
   WorkerReply st = run.ref->request("static_check", args, Seconds(run.opt.reference_timeout_s));
   if (st.kind != WorkerReply::kOk) {
     run.fail_from_reference(st, "reading the candidate's source");

@@ -205,10 +205,15 @@ Target load_target(const fs::path& dir) {
       if (auto s = v.value<std::string>()) target.env_set[std::string(k.str())] = *s;
   target.allowed_torch_calls = string_list(ct["checks"]["allowed_torch_calls"]);
   target.preload = checked_list(ct["worker"], "preload", file);
+  target.kernel_loops = checked_list(ct["checks"], "kernel_loops", file);
   static const std::regex module("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
   for (const auto& name : target.preload)
     if (!std::regex_match(name, module))
       throw InputError(fmt::format("{}: worker.preload entry '{}' is not a Python module name", file.string(), name));
+  for (const auto& name : target.kernel_loops)
+    if (!std::regex_match(name, module) || name.find('.') == std::string::npos)
+      throw InputError(fmt::format("{}: checks.kernel_loops entry '{}' is not a dotted Python name such as "
+                                   "helion.language.tile", file.string(), name));
   target.requirements = load_requirements(ct["requires"], file);
   target.compile_only = load_compile_only(ct["compile_only"], file);
   target.caches = load_caches(ct["caches"], file);

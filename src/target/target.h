@@ -58,6 +58,9 @@ struct Target {
   std::vector<std::string> env_pass;
   std::map<std::string, std::string> env_set;
   std::vector<std::string> allowed_torch_calls;  // [checks] allowed_torch_calls
+  // [checks] kernel_loops: functions whose for-loops are device code (Helion's hl.tile): PyTorch calls
+  // in their bodies are the kernel language, not library calls.
+  std::vector<std::string> kernel_loops;
   std::vector<std::string> preload;  // [worker] preload: Python modules a worker imports while it waits for work
   Requirements requirements;  // [requires]
   CompileOnlySpec compile_only;

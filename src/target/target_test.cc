@@ -154,6 +154,16 @@ TEST(TargetRegistry, PreloadsAreModuleNames) {
             std::string::npos);
 }
 
+TEST(TargetRegistry, KernelLoopsAreDottedPythonNames) {
+  EXPECT_EQ(load_error("[checks]\nkernel_loops = [\"helion.language.tile\"]\n"), "no error");
+  EXPECT_NE(load_error("[checks]\nkernel_loops = [\"tile\"]\n").find("'tile' is not a dotted Python name"),
+            std::string::npos);
+  EXPECT_NE(load_error("[checks]\nkernel_loops = [\"x.tile(); y\"]\n").find("is not a dotted Python name"),
+            std::string::npos);
+  EXPECT_NE(load_error("[checks]\nkernel_loops = \"helion.language.tile\"\n").find("'kernel_loops' must be a list"),
+            std::string::npos);
+}
+
 TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {
   auto root = make_targets("cpu", "name = \"cpu\"\nlanguage = \"cpp\"\ndevice = \"cpu\"\n");
   auto registry = TargetRegistry::load(root);

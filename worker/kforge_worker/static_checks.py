@@ -249,12 +249,29 @@ def _runtime_functions(a: _Analyzer, model_class: str) -> List[ast.AST]:
     return out
 
 
-def torch_computations(a: _Analyzer, functions: Iterable[ast.AST]) -> Dict[str, int]:
-    """Canonical PyTorch computations called in ``functions``, each with the first line it appears on."""
+def _kernel_loop_bodies(a: _Analyzer, functions: Iterable[ast.AST], kernel_loops: Set[str]) -> Set[int]:
+    """Ids of the nodes inside ``for ... in <kernel loop>(...)`` bodies: compiled to device code by the
+    target's DSL (a Helion tile loop), so the PyTorch calls there are its kernel language. Only the
+    loop body counts: the same call outside such a loop is host code and judged as usual."""
+    inside: Set[int] = set()
+    if not kernel_loops:
+        return inside
+    for fn in functions:
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) \
+                    and a.dotted(node.iter.func) in kernel_loops:
+                for stmt in node.body:
+                    inside.update(id(sub) for sub in ast.walk(stmt))
+    return inside
+
+
+def torch_computations(a: _Analyzer, functions: Iterable[ast.AST], skip: Set[int] = frozenset()) -> Dict[str, int]:
+    """Canonical PyTorch computations called in ``functions``, each with the first line it appears on
+    (nodes whose id is in ``skip`` left out)."""
     found: Dict[str, int] = {}
 
     def note(op, node):
-        if op and op not in found:
+        if op and op not in found and id(node) not in skip:
             found[op] = node.lineno
 
     for fn in functions:
@@ -451,9 +468,11 @@ def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_op
 
 
 def run(candidate_source: str, reference_source: Optional[str], allowed_calls: Iterable[str],
-        model_class: str = "ModelNew", tree: Optional[ast.Module] = None) -> List[dict]:
+        model_class: str = "ModelNew", tree: Optional[ast.Module] = None,
+        kernel_loops: Iterable[str] = ()) -> List[dict]:
     """Every check's verdict on the candidate, worst finding first within each check. ``tree``: the
-    candidate already parsed. Untrusted sources go through static_limits.run_isolated, not here."""
+    candidate already parsed. ``kernel_loops``: the target's functions whose for-loops are device
+    code (``helion.language.tile``). Untrusted sources go through static_limits.run_isolated."""
     allowed = ops.canonical_set(allowed_calls)
     tree = tree if tree is not None else ast.parse(candidate_source)
     a = _Analyzer()
@@ -461,7 +480,7 @@ def run(candidate_source: str, reference_source: Optional[str], allowed_calls: I
     a.check_everywhere(tree)
     runtime = _runtime_functions(a, model_class)
     reference_ops = reference_computations(reference_source) if reference_source else set()
-    cand_ops = torch_computations(a, runtime)
+    cand_ops = torch_computations(a, runtime, skip=_kernel_loop_bodies(a, runtime, set(kernel_loops)))
     found = ops.delegation(reference_ops, set(cand_ops), allowed)
     if found:
         lines = sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))

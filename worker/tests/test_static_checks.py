@@ -50,6 +50,44 @@ def test_library_gemm_with_own_epilogue_is_allowed():
     assert v["static.torch_delegation"] == "pass"
 
 
+HELION = """
+    import helion
+    import helion.language as hl
+    import torch
+    import torch.nn as nn
+
+    @helion.kernel(config=helion.Config(block_sizes=[1024]))
+    def softmax_rows(x):
+        out = torch.empty_like(x)
+        for tile in hl.tile(x.size(0)):
+            out[tile, :] = torch.softmax(x[tile, :] @ x[tile, :], dim=1)
+        return out
+    {host}
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return softmax_rows(x)
+"""
+
+
+def test_torch_inside_a_targets_kernel_loop_is_kernel_code_and_outside_it_is_delegation():
+    def verdict(source, loops):
+        checks = static_checks.run(textwrap.dedent(source), REF, [], kernel_loops=loops)
+        return {c["name"]: c["verdict"] for c in checks}["static.torch_delegation"]
+
+    tiled = HELION.replace("{host}", "")
+    assert verdict(tiled, ["helion.language.tile"]) == "pass"
+    assert verdict(tiled, []) == "fail", "without the target's declaration the same calls are library calls"
+    # The same DSL function with the work in its host code, outside any tile loop: delegation.
+    host = HELION.replace("{host}", "").replace(
+        "        return out\n", "        return torch.softmax(x @ x, dim=1)\n", 1)
+    assert verdict(host, ["helion.language.tile"]) == "fail"
+    # A loop over something else named like the DSL's (a local `tile` function) is no kernel loop.
+    fake = tiled.replace("for tile in hl.tile(x.size(0))", "for tile in tile_of(x.size(0))").replace(
+        "import torch.nn as nn", "import torch.nn as nn\n    tile_of = range")
+    assert verdict(fake, ["helion.language.tile"]) == "fail"
+
+
 def test_exception_fallback_to_torch():
     v = verdicts("""
         import torch
@@ -130,3 +168,19 @@ def test_assembled_names_only_warn():
     """)
     assert v["static.dynamic_code"] == "warn"
     assert v["static.torch_delegation"] == "pass"  # left to the runtime check
+
+
+def test_the_bundled_helion_candidates_pass_under_the_helion_targets_declarations():
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    checks = tomllib.loads((root / "targets" / "helion" / "target.toml").read_text())["checks"]
+    candidates = sorted((root / "examples" / "candidates" / "helion").glob("*.py"))
+    assert candidates
+    for cand in candidates:
+        problem = root / "examples" / "problems" / cand.name
+        found = static_checks.run(cand.read_text(), problem.read_text(), checks["allowed_torch_calls"],
+                                  kernel_loops=checks["kernel_loops"])
+        failed = [c for c in found if c["verdict"] == "fail"]
+        assert not failed, (cand.name, failed)
