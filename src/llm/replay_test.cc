@@ -189,7 +189,8 @@ TEST(Replay, MeasuredContentNeitherWarnsNorMismatchesButATemplateOrProblemChange
   // The match text survives the transcript, and a model never sees it.
   auto entries = read_transcript(dir / "t.jsonl");
   ASSERT_EQ(entries.size(), 3u);
-  EXPECT_EQ(entries[0].request.messages[1].match_text, "Problem: x * sigmoid(x), 64 x 32768\n## Profile of the best\n<measured>\n");
+  EXPECT_EQ(entries[0].request.messages[1].match_text,
+            "Problem: x * sigmoid(x), 64 x 32768\n## Profile of the best\n<measured>\n");
   EXPECT_TRUE(as_sent(entries[0].request).messages[1].match_text.empty());
   EXPECT_EQ(as_sent(entries[0].request).messages[1].joined_text(), entries[0].request.messages[1].joined_text());
 
@@ -203,7 +204,8 @@ TEST(Replay, MeasuredContentNeitherWarnsNorMismatchesButATemplateOrProblemChange
   EXPECT_EQ(provider.complete(elsewhere).text, "advice 0");
   EXPECT_EQ(log.take().find("differs from transcript"), std::string::npos);
   // A changed template is a real difference: warned, with the line that changed.
-  EXPECT_EQ(provider.complete(measured_prompt("x * sigmoid(x), 64 x 32768", "aten::mul", "## Profile")).text, "advice 1");
+  EXPECT_EQ(provider.complete(measured_prompt("x * sigmoid(x), 64 x 32768", "aten::mul", "## Profile")).text,
+            "advice 1");
   std::string warned = log.take();
   EXPECT_NE(warned.find("request 2 differs from transcript entry 1"), std::string::npos) << warned;
   EXPECT_NE(warned.find("recorded: ## Profile of the best"), std::string::npos) << warned;

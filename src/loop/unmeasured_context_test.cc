@@ -12,14 +12,27 @@ using json = nlohmann::json;
 
 json timing(double candidate_ms, double eager_ms, int threads) {
   auto row = [](double m) { return json{{"median_ms", m}, {"p25_ms", m * 0.9}, {"p75_ms", m * 1.2}}; };
-  return {{"threads", threads}, {"candidate", row(candidate_ms)}, {"eager", row(eager_ms)}, {"compile", row(eager_ms * 0.8)}};
+  return {{"threads", threads},
+          {"candidate", row(candidate_ms)},
+          {"eager", row(eager_ms)},
+          {"compile", row(eager_ms * 0.8)}};
 }
 
 json history(const std::string& best_verdict, const std::string& vs_best) {
-  return json::array({{{"step", "r0.s0.a0"}, {"verdict", best_verdict}, {"decision", "kept (first correct)"},
-                       {"vs_eager", "1.10x [1.02, 1.20]"}, {"vs_compile", "-"}, {"vs_best", "-"}, {"idea", "scalar loop"}},
-                      {{"step", "r1.s0.a0"}, {"verdict", "rejected"}, {"decision", "rejected"}, {"vs_eager", "0.90x"},
-                       {"vs_compile", "-"}, {"vs_best", vs_best}, {"idea", "unrolled by 4"}}});
+  return json::array({{{"step", "r0.s0.a0"},
+                       {"verdict", best_verdict},
+                       {"decision", "kept (first correct)"},
+                       {"vs_eager", "1.10x [1.02, 1.20]"},
+                       {"vs_compile", "-"},
+                       {"vs_best", "-"},
+                       {"idea", "scalar loop"}},
+                      {{"step", "r1.s0.a0"},
+                       {"verdict", "rejected"},
+                       {"decision", "rejected"},
+                       {"vs_eager", "0.90x"},
+                       {"vs_compile", "-"},
+                       {"vs_best", vs_best},
+                       {"idea", "unrolled by 4"}}});
 }
 
 // The analysis context of one machine: its timings, threads, flags, profile and decision reasons.
@@ -34,9 +47,12 @@ json analysis_on(int machine, const std::string& reference = "x * sigmoid(x)") {
               {"speedup_vs_eager", first ? "1.60x [1.50, 1.70]" : "1.31x [1.10, 1.40]"},
               {"sol", first ? "memory-bound: 16 MB at 13.7 GB/s" : "memory-bound: 16 MB at 41.2 GB/s"},
               {"profile", first ? "limiter 2: aten::sigmoid takes 61%" : "limiter 2: aten::mul takes 48%"},
-              {"latest", {{"step", "r1.s0.a0"}, {"verdict", "rejected"}, {"direction", "against the best r0.s0.a0"},
-                          {"reason", first ? "slower than the best: 0.80x" : "slower than the best: 0.70x"},
-                          {"diff", "-a\n+b"}}},
+              {"latest",
+               {{"step", "r1.s0.a0"},
+                {"verdict", "rejected"},
+                {"direction", "against the best r0.s0.a0"},
+                {"reason", first ? "slower than the best: 0.80x" : "slower than the best: 0.70x"},
+                {"diff", "-a\n+b"}}},
               {"history", history(first ? "kept (first correct), unstable" : "kept (first correct)",
                                   first ? "0.80x [0.70, 0.90]" : "0.70x [0.60, 0.75]")},
               {"has_history", true}};
@@ -44,7 +60,9 @@ json analysis_on(int machine, const std::string& reference = "x * sigmoid(x)") {
   return ctx;
 }
 
-agent::PromptLibrary prompts() { return agent::PromptLibrary::load(std::filesystem::path(KFORGE_SOURCE_DIR) / "prompts"); }
+agent::PromptLibrary prompts() {
+  return agent::PromptLibrary::load(std::filesystem::path(KFORGE_SOURCE_DIR) / "prompts");
+}
 
 TEST(UnmeasuredContext, TwoMachinesRenderTheSameReplayTextForTheSameQuestion) {
   auto lib = prompts();
@@ -55,9 +73,9 @@ TEST(UnmeasuredContext, TwoMachinesRenderTheSameReplayTextForTheSameQuestion) {
   // What was measured is gone; what was asked stays, including which baselines were timed.
   for (const char* gone : {"aten::", "GB/s", "0.80x", "1.60x", "unstable", "interquartile", "16 threads", "2 threads"})
     EXPECT_EQ(text.find(gone), std::string::npos) << gone << "\n" << text;
-  for (const char* kept : {"x * sigmoid(x)", "float32 tensor [64, 32768]", "| torch.compile | <measured> ms",
-                           "## Profile of the best", "The latest attempt: r1.s0.a0 (rejected)", "| r1.s0.a0 | rejected |",
-                           "scalar loop", "-a\n+b"})
+  for (const char* kept :
+       {"x * sigmoid(x)", "float32 tensor [64, 32768]", "| torch.compile | <measured> ms", "## Profile of the best",
+        "The latest attempt: r1.s0.a0 (rejected)", "| r1.s0.a0 | rejected |", "scalar loop", "-a\n+b"})
     EXPECT_NE(text.find(kept), std::string::npos) << kept << "\n" << text;
 }
 
@@ -78,9 +96,12 @@ TEST(UnmeasuredContext, RoundMessageKeepsTheBestAndTheAdviceButNotTheRatios) {
   auto round = [](int machine) {
     json ctx = analysis_on(machine);
     ctx["round"] = 2;
-    ctx["best"] = {{"step", "r0.s0.a0"}, {"source", "class ModelNew: ..."}, {"show_source", true},
+    ctx["best"] = {{"step", "r0.s0.a0"},
+                   {"source", "class ModelNew: ..."},
+                   {"show_source", true},
                    {"vs_eager", machine ? "1.31x [1.10, 1.40]" : "1.60x [1.50, 1.70]"}};
-    ctx["rejected"] = {{"step", "r1.s0.a0"}, {"verdict", "rejected"}, {"reason", ctx["latest"]["reason"]}, {"diff", "-a\n+b"}};
+    ctx["rejected"] = {
+        {"step", "r1.s0.a0"}, {"verdict", "rejected"}, {"reason", ctx["latest"]["reason"]}, {"diff", "-a\n+b"}};
     ctx["recommendations"] = json::array({{{"rank", 1}, {"text", "use AVX-512"}}});
     ctx["has_recommendations"] = true;
     return ctx;
