@@ -171,6 +171,19 @@ def test_head_to_head_keeps_the_fast_candidate_on_a_loaded_machine(kforge):
     assert "## Which advice paid off" in report
 
 
+def test_runs_of_two_stores_keep_their_own_folders(kforge):
+    """Two stores (--db) both number their first run 1; each run's candidates go beside its own store, so
+    runs of different stores never evaluate each other's files."""
+    for name in ("a", "b"):
+        log = kforge.tmp / f"{name}.jsonl"
+        proc = kforge.run("run", RELU, "--target", "cpu", "--db", kforge.tmp / name / "k.db",
+                          "--llm", scripted(SCRIPTED / "relu" / "plan.json", log), "--rounds", "1", "--max-fix", "0",
+                          "--no-profile", "--out", kforge.tmp / f"out-{name}", *QUICK)
+        assert proc.returncode == 1, proc.stdout + proc.stderr  # the plan's first reply does not compile
+        assert (kforge.tmp / name / "runs" / "1" / "candidates" / "r0.s0.a0.py").exists()
+    assert not (kforge.tmp / "state" / "runs").exists()
+
+
 def test_kill_9_then_resume_repeats_nothing(kforge):
     log = kforge.tmp / "calls.jsonl"
     proc = subprocess.Popen([str(kforge.binary), *map(str, relu_run_args(kforge, log))], cwd=kforge.tmp,
