@@ -100,7 +100,7 @@ Response ExecProvider::complete(const Request& request) {
 
 Response ExecProvider::run_once(const Request& request, milliseconds budget) {
   throw_if_cancelled(options_.cancel);
-  Request effective = request;
+  Request effective = as_sent(request);
   if (effective.max_tokens <= 0) effective.max_tokens = options_.default_max_tokens;
   if (!effective.temperature) effective.temperature = options_.temperature;
 

@@ -54,7 +54,7 @@ Response ManualProvider::complete(const Request& request) {
     std::lock_guard lock(mutex_);
     number = next_++;
   }
-  Request effective = request;
+  Request effective = as_sent(request);
   if (effective.max_tokens <= 0) effective.max_tokens = options_.default_max_tokens;
 
   const std::string stem = request_stem(number);

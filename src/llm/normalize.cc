@@ -218,8 +218,10 @@ std::string normalized_request(const Request& request) {
   std::string out;
   for (const auto& message : request.messages) {
     out += fmt::format("### {}\n", role_name(message.role));
+    if (!message.match_text.empty()) out += normalize_text(message.match_text) + '\n';
     for (const auto& part : message.content) {
       if (part.type == ContentPart::Type::kText) {
+        if (!message.match_text.empty()) continue;  // stands for every text part
         out += normalize_text(part.text);
       } else {
         out += fmt::format("[image {} {:016x}]", part.media_type, fnv1a(part.data_base64));

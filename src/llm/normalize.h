@@ -16,8 +16,9 @@ namespace kforge::llm {
 std::string normalize_text(std::string_view text);
 
 // The whole request as normalised text: one "### role" header per message followed by its
-// normalised text; images as "[image MEDIA_TYPE HASH]". max_tokens and temperature are
-// left out, so changing them does not invalidate a transcript.
+// normalised text (its match_text when it has one: the prompt without what the machine
+// measured); images as "[image MEDIA_TYPE HASH]". max_tokens and temperature are left out,
+// so changing them does not invalidate a transcript.
 std::string normalized_request(const Request& request);
 
 // 16 hex digits of the FNV-1a 64-bit hash of normalized_request().

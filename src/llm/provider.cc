@@ -109,6 +109,11 @@ std::int64_t optional_int(const json& object, const char* key, const char* where
 
 }  // namespace
 
+Request as_sent(Request request) {
+  for (auto& message : request.messages) message.match_text.clear();
+  return request;
+}
+
 json request_to_json(const Request& request) {
   json messages = json::array();
   for (const auto& message : request.messages) {
@@ -121,7 +126,9 @@ json request_to_json(const Request& request) {
             {{"type", "image"}, {"media_type", part.media_type}, {"data", part.data_base64}});
       }
     }
-    messages.push_back({{"role", role_name(message.role)}, {"content", std::move(content)}});
+    json m = {{"role", role_name(message.role)}, {"content", std::move(content)}};
+    if (!message.match_text.empty()) m["match_text"] = message.match_text;
+    messages.push_back(std::move(m));
   }
   json out = {{"messages", std::move(messages)}, {"max_tokens", request.max_tokens}};
   if (request.temperature) out["temperature"] = *request.temperature;
@@ -154,6 +161,7 @@ Request request_from_json(const json& in) {
     } else {
       throw InputError("request message: 'content' must be a string or an array of parts");
     }
+    if (m.contains("match_text")) message.match_text = require_string(m, "match_text", "request message");
     request.messages.push_back(std::move(message));
   }
   request.max_tokens = static_cast<int>(optional_int(in, "max_tokens", where));

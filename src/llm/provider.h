@@ -35,6 +35,10 @@ struct ContentPart {
 struct Message {
   Role role = Role::kUser;
   std::vector<ContentPart> content;
+  // The text a replay matches this message on, when it differs from the text sent: the prompt
+  // rendered with what this machine measured (timings, profile, flags) left out, so that a
+  // transcript replays on another machine (docs/llm.md, "Normalised key"). Never sent to a model.
+  std::string match_text;
 
   static Message text(Role role, std::string text);
   std::string joined_text() const;  // every text part, concatenated in order
@@ -46,6 +50,9 @@ struct Request {
   int max_tokens = 0;                 // 0: the configured default ([llm] max_tokens)
   std::optional<double> temperature;  // unset: the server's default
 };
+
+// The request as a model gets it: without the messages' match texts.
+Request as_sent(Request request);
 
 struct Usage {
   std::int64_t input_tokens = 0;

@@ -2,6 +2,10 @@
 #include "llm/replay_provider.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include "llm/errors.h"
 #include "llm/normalize.h"
@@ -139,6 +143,78 @@ TEST(Replay, ByPositionIgnoresContentAndStopsAtTheEnd) {
     EXPECT_EQ(e.kind(), ErrorKind::kReplayMismatch);
     EXPECT_NE(std::string(e.what()).find("holds 2 entries"), std::string::npos) << e.what();
   }
+}
+
+// A prompt as the loop builds it: the text sent, and the text with what the machine measured
+// left out (what a replay matches on).
+Request measured_prompt(const std::string& problem, const std::string& top_operator, const std::string& heading) {
+  Request r;
+  r.messages.push_back(Message::text(Role::kSystem, "You are a performance analyst."));
+  Message user = Message::text(Role::kUser, "Problem: " + problem + "\n" + heading + "\nlimiter 2: " + top_operator +
+                                                " takes 61% of the call\n");
+  user.match_text = "Problem: " + problem + "\n" + heading + "\n<measured>\n";
+  r.messages.push_back(user);
+  return r;
+}
+
+// Captures what the replay logs while it lives.
+struct CapturedLog {
+  std::ostringstream text;
+  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  CapturedLog() {
+    auto logger = std::make_shared<spdlog::logger>("replay", std::make_shared<spdlog::sinks::ostream_sink_mt>(text));
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous); }
+  std::string take() {
+    std::string out = text.str();
+    text.str("");
+    return out;
+  }
+};
+
+TEST(Replay, MeasuredContentNeitherWarnsNorMismatchesButATemplateOrProblemChangeDoes) {
+  TempDir dir;
+  {
+    std::ofstream out(dir / "t.jsonl");
+    for (int i = 0; i < 3; ++i) {
+      TranscriptEntry e;
+      e.seq = i;
+      e.request = measured_prompt("x * sigmoid(x), 64 x 32768", "aten::sigmoid", "## Profile of the best");
+      e.key = request_key(e.request);
+      e.response.text = "advice " + std::to_string(i);
+      out << encode_transcript_entry(e) << "\n";
+    }
+  }
+  // The match text survives the transcript, and a model never sees it.
+  auto entries = read_transcript(dir / "t.jsonl");
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].request.messages[1].match_text,
+            "Problem: x * sigmoid(x), 64 x 32768\n## Profile of the best\n<measured>\n");
+  EXPECT_TRUE(as_sent(entries[0].request).messages[1].match_text.empty());
+  EXPECT_EQ(as_sent(entries[0].request).messages[1].joined_text(), entries[0].request.messages[1].joined_text());
+
+  // Another machine's profile puts another operator on top: same key, so a replay by key matches it.
+  const Request elsewhere = measured_prompt("x * sigmoid(x), 64 x 32768", "aten::mul", "## Profile of the best");
+  EXPECT_EQ(request_key(elsewhere), entries[0].key);
+  EXPECT_EQ(ReplayProvider(dir / "t.jsonl", false).complete(elsewhere).text, "advice 0");
+
+  CapturedLog log;
+  ReplayProvider provider(dir / "t.jsonl", true);
+  EXPECT_EQ(provider.complete(elsewhere).text, "advice 0");
+  EXPECT_EQ(log.take().find("differs from transcript"), std::string::npos);
+  // A changed template is a real difference: warned, with the line that changed.
+  EXPECT_EQ(provider.complete(measured_prompt("x * sigmoid(x), 64 x 32768", "aten::mul", "## Profile")).text,
+            "advice 1");
+  std::string warned = log.take();
+  EXPECT_NE(warned.find("request 2 differs from transcript entry 1"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("recorded: ## Profile of the best"), std::string::npos) << warned;
+  // So is another problem.
+  EXPECT_EQ(provider.complete(measured_prompt("x * sigmoid(x), 64 x 4096", "aten::mul", "## Profile of the best")).text,
+            "advice 2");
+  warned = log.take();
+  EXPECT_NE(warned.find("request 3 differs from transcript entry 2"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("actual:   Problem: x * sigmoid(x), 64 x 4096"), std::string::npos) << warned;
 }
 
 TEST(Replay, DuplicateRequestsAreServedInOrder) {

@@ -69,6 +69,7 @@ json history_rows(const std::vector<AttemptRecord>& unordered) {
     for (const auto& f : a.flags) verdict += ", " + f;
     rows.push_back({{"step", a.step},
                     {"verdict", verdict},
+                    {"decision", a.verdict},
                     {"vs_eager", a.vs_eager ? a.vs_eager->text() : "-"},
                     {"vs_compile", a.vs_compile ? a.vs_compile->text() : "-"},
                     {"vs_best", a.vs_best ? a.vs_best->text() : "-"},

@@ -32,7 +32,8 @@ struct AttemptRecord {
   nlohmann::json to_json() const;
 };
 
-// Table rows for the prompt templates: {step, verdict, vs_eager, vs_compile, vs_best, idea} as text.
+// Table rows for the prompt templates: {step, verdict, vs_eager, vs_compile, vs_best, idea} as text;
+// `verdict` carries the measurement flags ("kept, unstable"), `decision` is the verdict alone.
 nlohmann::json history_rows(const std::vector<AttemptRecord>& history);
 
 }  // namespace kforge::loop

@@ -31,6 +31,7 @@
 #include "loop/problem_facts.h"
 #include "loop/speed_compare.h"
 #include "loop/transfer_source.h"
+#include "loop/unmeasured_context.h"
 #include "profile/profiler.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -122,6 +123,7 @@ class Refiner {
   std::vector<std::string> analyze(int round);
   json profile_best(int round, const std::string& analyze_step);
   json base_context() const;
+  llm::Message prompt(llm::Role role, const std::string& name, const json& context) const;
   json round_context(int round, const std::vector<std::string>& recs);
   void accept(int round, const Attempt& a, const std::string& reason, const json& keep);
   void record_history(int round, const Attempt& a, const std::string& verdict, std::optional<Ratio> vs_best);
@@ -230,6 +232,15 @@ json Refiner::base_context() const {
   return ctx;
 }
 
+// A prompt message: template `name` rendered with `context`, and once more without what this machine
+// measured, as the text a replay matches it on (unmeasured_context.h).
+llm::Message Refiner::prompt(llm::Role role, const std::string& name, const json& context) const {
+  llm::Message message = llm::Message::text(role, ctx_.prompts.render(name, context));
+  std::string unmeasured = ctx_.prompts.render(name, unmeasured_context(context));
+  if (unmeasured != message.joined_text()) message.match_text = std::move(unmeasured);
+  return message;
+}
+
 // What round `round` (>= 1) adds to each generation conversation: the best (its source only when the
 // conversations have not seen it), every attempt, the latest rejected attempt's diff, the advice.
 json Refiner::round_context(int round, const std::vector<std::string>& recs) {
@@ -285,8 +296,8 @@ std::vector<std::string> Refiner::analyze(int round) {
   if (profile.contains("summary")) ctx["profile"] = profile["summary"];
   if (profile.contains("chart")) ctx["profile_chart"] = profile["chart"];
   llm::Request req;
-  req.messages.push_back(llm::Message::text(llm::Role::kSystem, ctx_.prompts.render("analyze.system", ctx)));
-  req.messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("analyze.user", ctx)));
+  req.messages.push_back(prompt(llm::Role::kSystem, "analyze.system", ctx));
+  req.messages.push_back(prompt(llm::Role::kUser, "analyze.user", ctx));
   req.max_tokens = opt_.reply_max_tokens;
   req.temperature = opt_.temperature;
   if (ctx_.progress) ctx_.progress->set_candidate(step, "performance analysis");
@@ -575,13 +586,12 @@ RunOutcome Refiner::run() {
           gctx["transfer"] = {{"source", transfer_},
                               {"file", fs::path(opt_.transfer_from).filename().string()},
                               {"from_target", transfer_target_}};
-        const std::string system = ctx_.prompts.render("generate.system", gctx);
-        const std::string user = ctx_.prompts.render("generate.user", gctx);
-        for (auto& lane : lanes)
-          lane = {llm::Message::text(llm::Role::kSystem, system), llm::Message::text(llm::Role::kUser, user)};
+        const llm::Message system = prompt(llm::Role::kSystem, "generate.system", gctx);
+        const llm::Message user = prompt(llm::Role::kUser, "generate.user", gctx);
+        for (auto& lane : lanes) lane = {system, user};
       } else {
-        const std::string user = ctx_.prompts.render("generate.round", round_context(round, recs));
-        for (auto& lane : lanes) lane.push_back(llm::Message::text(llm::Role::kUser, user));
+        const llm::Message user = prompt(llm::Role::kUser, "generate.round", round_context(round, recs));
+        for (auto& lane : lanes) lane.push_back(user);
       }
 
       // Independent samples: each runs its own functional passes; evaluations are bounded by --jobs.

@@ -1,62 +1,104 @@
-"""Transcripts of `kforge run` answered by hand through `manual:` (examples/transcripts/), replayed by
-position on the problems they were recorded on (tests/e2e/problems/, kforge's own equivalents of
-three KernelBench problems). The run must complete, and the prompts must carry what a kernel
-engineer needs: the sizes as run, and the history of attempts. Timings differ from machine to
-machine, so nothing here depends on them."""
+"""Transcripts of `kforge run` answered by hand through `manual:` on three KernelBench problems (cpu target,
+sizes reduced with --set), replayed by position (tests/e2e/transcripts/, README.md there).
+
+In CI they replay on kforge's own equivalents of those problems (tests/e2e/problems/: the same computations,
+sizes and global names), so the run must complete and decide as the recording did: a slow correct first
+kernel, a much faster one that is kept, a slower variant that is rejected head to head, and a last round
+whose prompts show that rejected attempt. The prompts must carry the sizes as run and the history of
+attempts, not timings. With KERNELBENCH_DIR set (a KernelBench checkout's `KernelBench` folder), the same
+transcripts replay on the original problems, where no request may differ from the recording."""
 
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 
-from e2e_support import ROOT, HERE
+from e2e_support import HERE
 
-TRANSCRIPTS = ROOT / "examples" / "transcripts"
+TRANSCRIPTS = HERE / "transcripts"
 PROBLEMS = HERE / "problems"
-QUICK = ["--no-compile-baseline", "--no-profile", "--eval-reps", "15", "--eval-warmup", "1", "--eval-trials", "2"]
+# The options the transcripts were recorded with (tests/e2e/transcripts/README.md).
+OPTIONS = ["--target", "cpu", "--rounds", "4", "--patience", "0", "--seed", "1", "--threads", "1", "--max-fix", "0",
+           "--no-compile-baseline", "--no-profile", "--eval-reps", "15", "--eval-warmup", "1", "--eval-trials", "2"]
 
-# transcript, problem, the --set values it was recorded with, a line the first prompt must show
+# transcript, own equivalent, KernelBench original, --set values, a line the first prompt must show
 CASES = [
-    ("softmax_rows_cpu.jsonl", "softmax_rows.py", ["batch_size=128", "dim=8192"],
+    ("softmax_cpu.jsonl", "softmax_rows.py", "level1/23_Softmax.py", ["batch_size=128", "dim=8192"],
      "- forward input 0: float32 tensor [128, 8192]"),
-    ("layernorm_4d_cpu.jsonl", "layernorm_4d.py", ["batch_size=4", "features=16", "dim1=64", "dim2=64"],
-     "- constructor argument 0: tuple of (int 16; int 64; int 64)"),
-    ("gemm_multiply_leakyrelu_cpu.jsonl", "gemm_multiply_leakyrelu.py",
-     ["batch_size=128", "in_features=1024", "out_features=1024"], "- forward input 0: float32 tensor [128, 1024]"),
+    ("rms_norm_cpu.jsonl", "rms_norm_4d.py", "level1/36_RMSNorm_.py",
+     ["batch_size=4", "features=64", "dim1=64", "dim2=64"], "- forward input 0: float32 tensor [4, 64, 64, 64]"),
+    ("gemm_multiply_leakyrelu_cpu.jsonl", "gemm_multiply_leakyrelu.py", "level2/12_Gemm_Multiply_LeakyReLU.py",
+     ["batch_size=64", "in_features=512", "out_features=512"], "- forward input 0: float32 tensor [64, 512]"),
 ]
+IDS = [c[0].split("_cpu")[0] for c in CASES]
 
 
 def texts(request: dict, role: str) -> list:
     return ["".join(p.get("text", "") for p in m["content"]) for m in request["messages"] if m["role"] == role]
 
 
-@pytest.mark.parametrize("transcript,problem,sets,shape_line", CASES, ids=[c[0].split("_cpu")[0] for c in CASES])
-def test_hand_answered_transcript_replays(kforge, transcript, problem, sets, shape_line):
-    path = TRANSCRIPTS / transcript
-    entries = [json.loads(line) for line in path.read_text().splitlines()]
-    rounds = 1 + sum(1 for e in entries if "performance analyst" in texts(e["request"], "system")[0])
-    set_args = [a for s in sets for a in ("--set", s)]
-    record = kforge.tmp / "replayed.jsonl"
-    proc = kforge.run("run", PROBLEMS / problem, "--target", "cpu", "--llm", f"replay:{path}", "--replay-by-position",
-                      "--record", record, "--rounds", str(rounds), "--patience", "0", "--seed", "1", *set_args,
-                      "--out", kforge.tmp / "out", *QUICK, timeout=1800)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
-    assert summary["status"] == "finished" and summary["best"] is not None
-    assert summary["usage"]["calls"] == len(entries)
+def is_analysis(request: dict) -> bool:
+    return "performance analyst" in texts(request, "system")[0]
 
+
+def replay(kforge, transcript: Path, problem: Path, sets: list):
+    record = kforge.tmp / "replayed.jsonl"
+    proc = kforge.run("run", problem, "--llm", f"replay:{transcript}", "--replay-by-position", "--record", record,
+                      *[a for s in sets for a in ("--set", s)], *OPTIONS, "--out", kforge.tmp / "out", timeout=1800)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     made = [json.loads(line)["request"] for line in record.read_text().splitlines()]
+    return proc, json.loads((kforge.tmp / "out" / "summary.json").read_text()), made
+
+
+@pytest.mark.parametrize("transcript,problem,original,sets,shape_line", CASES, ids=IDS)
+def test_hand_answered_transcript_replays(kforge, transcript, problem, original, sets, shape_line):
+    path = TRANSCRIPTS / transcript
+    entries = path.read_text().splitlines()
+    _, summary, made = replay(kforge, path, PROBLEMS / problem, sets)
+    assert summary["status"] == "finished" and summary["usage"]["calls"] == len(entries) == len(made)
+
+    # The slow first kernel, the fast one kept over it, the slower variant rejected against it.
+    rows = {c["step"]: c for c in summary["candidates"]}
+    assert summary["best"]["step"] == "r1.s0.a0", summary["verdict"]
+    assert rows["r1.s0.a0"]["decision"] == "accepted" and rows["r1.s0.a0"]["vs_best"]["ci_low"] > 1
+    assert rows["r2.s0.a0"]["decision"] == "rejected" and rows["r2.s0.a0"]["vs_best"]["ci_high"] < 1
+
+    # The first request: the sizes as run, in the source and as shapes.
     first = texts(made[0], "user")[0]
-    for s in sets:  # the overridden sizes are in the source as it runs
+    for s in sets:
         name, value = s.split("=")
         assert re.search(rf"^{name} = {value}  # --set {name}={value} \(the file says \d+\)$", first, re.M), s
     assert shape_line in first
-    # Later generation requests carry the history of every attempt, not the notes again.
-    later = [r for r in made[1:] if "performance analyst" not in texts(r, "system")[0]]
-    assert later, "no generation request after the first round"
+
+    # Each later generation request adds the history of every attempt, as ratios (no timings), not the notes.
+    later = [r for r in made[1:] if not is_analysis(r)]
+    assert len(later) == 3
     for r in later:
-        last = texts(r, "user")[-1]
-        assert "## Every attempt so far" in last and "| r0.s0.a0 |" in last
-        assert "## How to write kernels for `cpu`" not in last
-    analyses = [r for r in made if "performance analyst" in texts(r, "system")[0]]
-    assert all("Shapes and dtypes" in texts(r, "user")[0] for r in analyses)
+        added = texts(r, "user")[-1]
+        assert "## Every attempt so far" in added and "| r0.s0.a0 | kept (first correct)" in added
+        assert "## How to write kernels for `cpu`" not in added
+        assert not re.search(r"\d ms\b", added), added
+    assert all("Shapes and dtypes" in texts(r, "user")[0] for r in made if is_analysis(r))
+
+    # The last round: its analysis and its generation request show the rejected attempt and what it changed.
+    analysis, last = made[-2], texts(made[-1], "user")[-1]
+    assert is_analysis(analysis) and "## The latest attempt: r2.s0.a0 (rejected)" in texts(analysis, "user")[0]
+    assert "# Round 3" in last and "## Your latest attempt that was not kept: r2.s0.a0 (rejected)" in last
+    assert "| r1.s0.a0 | kept" in last and "| r2.s0.a0 | rejected" in last
+    assert re.search(r"^```diff\n--- r1\.s0\.a0 \(best\)\n\+\+\+ r2\.s0\.a0\n", last, re.M), last
+
+
+KERNELBENCH = os.environ.get("KERNELBENCH_DIR", "")
+
+
+@pytest.mark.skipif(not KERNELBENCH, reason="KERNELBENCH_DIR (a KernelBench checkout's KernelBench folder) is not set")
+@pytest.mark.parametrize("transcript,problem,original,sets,shape_line", CASES, ids=IDS)
+def test_transcript_matches_the_original_problem(kforge, transcript, problem, original, sets, shape_line):
+    source = Path(KERNELBENCH) / original
+    if not source.exists():
+        pytest.fail(f"KERNELBENCH_DIR={KERNELBENCH} has no {original}")
+    proc, summary, _ = replay(kforge, TRANSCRIPTS / transcript, source, sets)
+    assert "differs from transcript" not in proc.stderr, proc.stderr
+    assert summary["best"]["step"] == "r1.s0.a0", summary["verdict"]
