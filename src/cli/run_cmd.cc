@@ -145,6 +145,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   e.sandbox_uid = sandbox_config(config).uid;
+  e.device_memory_gb = device_memory_gb(config);
   ctx.work_dir = state_dir() / "runs" / std::to_string(run_id);
   loop::Progress progress(isatty(STDERR_FILENO) && !global.quiet);
   ctx.progress = &progress;
