@@ -175,7 +175,10 @@ EvalResult evaluate_with_retry(const EvalOptions& opt, ProgressFn progress, void
     spdlog::debug("{}: out of memory while other evaluations shared {}; trying again alone",
                  opt.candidate.filename().string(), opt.device);
     if (progress) progress("out of memory beside other evaluations: trying again alone", user);
-    result = run_evaluation(opt, progress, user, pool, true);
+    EvalOptions again = opt;
+    again.log_dir = opt.log_dir / "alone";  // the first try's logs stay where its result says they are
+    fs::create_directories(again.log_dir);
+    result = run_evaluation(again, progress, user, pool, true);
     if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
   }
   json& doc = result.doc;

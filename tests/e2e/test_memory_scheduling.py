@@ -130,6 +130,7 @@ def test_candidate_out_of_memory_beside_another_is_retried_alone_then_reported(k
     assert first["status"] == "runtime_error" and first["error"]["kind"] == "device_oom"
     assert first["memory"]["shared_device"] is True
     assert first["memory"]["ended_at"] <= memory["started_at"]
+    assert Path(result["env"]["log_dir"]).name == "alone"  # the first try's logs are kept beside
 
 
 def test_candidate_out_of_memory_alone_is_not_retried(kforge):
