@@ -1,6 +1,7 @@
 #include "eval/memory_ledger.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "eval/device_lock.h"
 #include "eval/memory_admission.h"
@@ -94,9 +93,15 @@ fs::path memory_ledger_path(const std::string& device, const DeviceLockSpec& spe
 }
 
 MemoryTicket::MemoryTicket(MemoryTicket&& o) noexcept
-    : path_(std::move(o.path_)), ticket_(o.ticket_), budget_(o.budget_), waited_s_(o.waited_s_),
-      started_at_(o.started_at_), alone_(o.alone_), company_at_start_(o.company_at_start_),
-      starts_before_(o.starts_before_), released_(o.released_) {
+    : path_(std::move(o.path_)),
+      ticket_(o.ticket_),
+      budget_(o.budget_),
+      waited_s_(o.waited_s_),
+      started_at_(o.started_at_),
+      alone_(o.alone_),
+      company_at_start_(o.company_at_start_),
+      starts_before_(o.starts_before_),
+      released_(o.released_) {
   o.released_ = true;
 }
 
@@ -161,13 +166,14 @@ MemoryTicket reserve_memory(const fs::path& path, const MemoryRequest& request,
       int running = 0, waiting_before = 0;
       for (const auto& r : all) {
         if (r.ticket == me.ticket) continue;
-        if (r.running) held += r.bytes, ++running;
-        else if (r.ticket < me.ticket) ++waiting_before;
+        if (r.running)
+          held += r.bytes, ++running;
+        else if (r.ticket < me.ticket)
+          ++waiting_before;
       }
       why = fmt::format("needs {}{}; {} of {} held by {} evaluation(s){}", format_bytes(me.bytes),
-                        runs_alone(me, budget) ? " and the device alone" : "", format_bytes(held),
-                        format_bytes(budget), running,
-                        waiting_before ? fmt::format(", {} waiting before it", waiting_before) : "");
+                        runs_alone(me, budget) ? " and the device alone" : "", format_bytes(held), format_bytes(budget),
+                        running, waiting_before ? fmt::format(", {} waiting before it", waiting_before) : "");
     });
     if (started) break;
     if (!told && on_wait) on_wait(why);

@@ -9,10 +9,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "target/target.h"
 
@@ -57,7 +56,7 @@ class MemoryTicket {
   double waited_s_ = 0;
   double started_at_ = 0;
   bool alone_ = false;
-  bool company_at_start_ = false;   // others ran when it started
+  bool company_at_start_ = false;    // others ran when it started
   std::uint64_t starts_before_ = 0;  // reservations started on the device before this one
   bool released_ = false;
 };

@@ -1,12 +1,11 @@
 #include "eval/memory_ledger.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "util/paths.h"
 
@@ -77,8 +76,8 @@ TEST_F(MemoryLedgerTest, ReservationsThatFitStartAtOnceAndKnowTheyShared) {
   EXPECT_EQ(a.budget_bytes(), 90 * kMiB);
   EXPECT_FALSE(a.alone());
   MemoryTicket b = reserve_memory(ledger(), request(40));  // 80 of 90 MiB
-  EXPECT_TRUE(b.release());  // a ran beside it when it started
-  EXPECT_TRUE(a.release());  // b started while a ran
+  EXPECT_TRUE(b.release());                                // a ran beside it when it started
+  EXPECT_TRUE(a.release());                                // b started while a ran
   MemoryTicket c = reserve_memory(ledger(), request(40));
   EXPECT_FALSE(c.release());  // alone on the device throughout
   EXPECT_FALSE(c.release());  // released once only

@@ -1,10 +1,10 @@
 #include "eval/memory_phase.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include "util/paths.h"
 
@@ -32,7 +32,8 @@ std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processe
 std::optional<MemoryTicket> reserve_device_memory(EvalRun& run, int processes, bool alone) {
   const EvalOptions& opt = run.opt;
   run.phase("estimating memory");
-  json args = {{"problem", fs::absolute(opt.problem).string()}, {"overrides", json(opt.overrides)}, {"device", opt.device}};
+  json args = {
+      {"problem", fs::absolute(opt.problem).string()}, {"overrides", json(opt.overrides)}, {"device", opt.device}};
   WorkerReply r = run.ref->request("estimate_memory", args, Seconds(opt.reference_timeout_s));
   if (r.kind != WorkerReply::kOk) {
     run.fail_from_reference(r, "loading the problem");

@@ -6,9 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "eval/eval_run.h"
 #include "eval/memory_ledger.h"

@@ -8,14 +8,20 @@ namespace {
 using json = nlohmann::json;
 
 TEST(ProcessBytes, WeightsInputsThriceTheForwardsPeakAndAKeptOutput) {
-  json e = {{"method", "meta"}, {"parameter_bytes", 1000}, {"input_bytes", 100}, {"output_bytes", 10},
+  json e = {{"method", "meta"},
+            {"parameter_bytes", 1000},
+            {"input_bytes", 100},
+            {"output_bytes", 10},
             {"forward_peak_bytes", 50}};
   EXPECT_EQ(process_bytes(e), 1000u + 300u + 50u + 10u);
   EXPECT_EQ(process_bytes({{"method", "unknown"}, {"reason", "no meta kernel"}}), std::nullopt);
 }
 
 TEST(EvaluationBytes, EveryProcessAndTheTimedOutputsEachCandidateKeeps) {
-  json e = {{"method", "meta"}, {"parameter_bytes", 0}, {"input_bytes", 100}, {"output_bytes", 10},
+  json e = {{"method", "meta"},
+            {"parameter_bytes", 0},
+            {"input_bytes", 100},
+            {"output_bytes", 10},
             {"forward_peak_bytes", 10}};
   EXPECT_EQ(evaluation_bytes(e, 2, false, 5), 2u * 320u);
   EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 50u);
