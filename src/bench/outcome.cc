@@ -70,6 +70,13 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
                                 first_line(c.value("message", "")));
     o["message"] = warnings;
   }
+  // Tries that ran out of memory beside other evaluations before this one ran alone (docs/bench.md#memory).
+  const json memory = doc.value("memory", json::object());
+  o["memory_retries"] = memory.value("retries", json::array()).size();
+  if (o["memory_retries"] > 0) {
+    const std::string& m = o["message"].get_ref<const std::string&>();
+    o["message"] = (m.empty() ? "" : m + "; ") + "ran out of memory beside other evaluations, evaluated again alone";
+  }
   return o;
 }
 

@@ -32,6 +32,15 @@ TEST(Outcome, FromACorrectEvaluation) {
   EXPECT_EQ(o["message"], "warning implausible_speedup: 30x re-measured");
 }
 
+TEST(Outcome, CountsTriesThatRanOutOfMemoryBesideOthers) {
+  json doc = {{"status", "correct"}, {"correct", true},
+              {"memory", {{"retries", {{{"status", "runtime_error"}, {"error", {{"kind", "device_oom"}}}}}}}}};
+  json o = outcome_from_evaluation(doc, 3);
+  EXPECT_EQ(o["memory_retries"], 1);
+  EXPECT_EQ(o["message"], "ran out of memory beside other evaluations, evaluated again alone");
+  EXPECT_EQ(outcome_from_evaluation({{"status", "correct"}, {"correct", true}}, 4)["memory_retries"], 0);
+}
+
 TEST(Outcome, AFailedEvaluationHasNoSpeedupAndSaysWhy) {
   json doc = {{"status", "incorrect"},
               {"correct", false},

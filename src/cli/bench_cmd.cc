@@ -165,8 +165,10 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   e.sandbox_uid = sandbox_config(config).uid;
+  e.device_memory_gb = device_memory_gb(config);
 
   std::unique_ptr<bench::Executor> executor;
+  bench::LocalExecutor* local = nullptr;  // the executor, when it is local
   std::string where = fmt::format("{}", fmt::join(opt.devices, ","));
   if (opt.executor == "ray") {
     bench::RayExecutorOptions r;
@@ -184,7 +186,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
                         e.target.device == "cpu" ? "kforge_cpu" : "GPU", ray->device_units() == 1 ? "" : "s");
     executor = std::move(ray);
   } else {
-    executor = std::make_unique<bench::LocalExecutor>();
+    local = new bench::LocalExecutor();
+    executor.reset(local);
   }
   ctx.options.jobs = opt.jobs;
   ctx.executor = executor.get();
@@ -199,6 +202,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   bench::BenchProgress progress(isatty(STDERR_FILENO) && !global.quiet, static_cast<int>(rows.size()), done, failed,
                                 opt.jobs);
   ctx.progress = &progress;
+  if (local) local->report_to([&progress](const std::string& message) { progress.event(message); });
   if (opt.mode == "llm" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
     progress.event("note: with --jobs > 1 on the CPU, the runs' timings disturb each other; use --jobs 1 for figures to compare");
   progress.event(fmt::format("bench {}{}: {} problems ({} done) on {} with {}, {} at a time (resume with `kforge bench --resume {}`)",

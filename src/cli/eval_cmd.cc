@@ -72,6 +72,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
   if (!config.path.empty()) opt.config_path = config.path;
   opt.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   opt.sandbox_uid = sandbox_config(config).uid;
+  opt.device_memory_gb = device_memory_gb(config);
   const std::string log_base = fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   fs::path db = store_path(a.db, config);
   Store store(db);

@@ -54,6 +54,7 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   e.sandbox_uid = sandbox_config(config).uid;
+  e.device_memory_gb = device_memory_gb(config);
   const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   e.log_dir = state_dir() / "logs" / ("profile-" + stamp);
   opt.reps = a.flags.reps;

@@ -150,6 +150,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   if (!config.path.empty()) e.config_path = config.path;
   e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
   e.sandbox_uid = sandbox_config(config).uid;
+  e.device_memory_gb = device_memory_gb(config);
   // Beside the store the run id comes from: two stores (--db) both have a run 1, and their runs must
   // not write candidates into one folder.
   ctx.work_dir = db.parent_path() / "runs" / std::to_string(run_id);

@@ -38,6 +38,7 @@ const std::vector<KnownKey>& known_keys() {
       {"bench.ray_address", T::kString},
       {"sandbox.tmp_gb", T::kNumber},
       {"sandbox.uid", T::kNumber},
+      {"memory.device_gb", T::kNumber},
       {"llm.provider", T::kString},
       {"llm.base_url", T::kString},
       {"llm.max_tokens", T::kNumber},
@@ -162,6 +163,13 @@ Config load_config(const std::optional<fs::path>& explicit_path) {
   }
   config.path = *path;
   return config;
+}
+
+std::optional<double> device_memory_gb(const Config& config) {
+  auto gb = config.get_number("memory.device_gb");
+  if (gb && !(*gb > 0 && *gb <= 1e6))
+    throw InputError(fmt::format("{}: [memory] device_gb must be a positive number of GiB, not {}", config.path.string(), *gb));
+  return gb;
 }
 
 SandboxConfig sandbox_config(const Config& config) {

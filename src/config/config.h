@@ -44,6 +44,11 @@ struct SandboxConfig {
 };
 SandboxConfig sandbox_config(const Config& config);
 
+// [memory] device_gb: the most memory kforge's evaluations may hold on one device together, GiB
+// (unset: the device's free memory less a margin; docs/bench.md#memory). Throws kforge::InputError
+// on a value that is not positive.
+std::optional<double> device_memory_gb(const Config& config);
+
 // Default location: $KFORGE_CONFIG, else ./kforge.toml, else $XDG_CONFIG_HOME/kforge/kforge.toml
 // (~/.config/kforge/kforge.toml), else ~/.kforge/kforge.toml (earlier versions).
 std::optional<std::filesystem::path> default_config_path();

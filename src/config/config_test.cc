@@ -130,5 +130,14 @@ TEST_F(ConfigFileTest, TheFileOfEarlierVersionsIsStillFound) {
   EXPECT_EQ(load_config(std::nullopt).get_string("store.path"), "new.db");
 }
 
+TEST_F(ConfigFileTest, DeviceMemoryCapIsAPositiveNumberOfGiB) {
+  write(home / "none.toml", "[store]\npath = \"a.db\"\n");
+  EXPECT_EQ(device_memory_gb(load_config(home / "none.toml")), std::nullopt);
+  write(home / "cap.toml", "[memory]\ndevice_gb = 0.5\n");
+  EXPECT_EQ(device_memory_gb(load_config(home / "cap.toml")), 0.5);
+  write(home / "zero.toml", "[memory]\ndevice_gb = 0\n");
+  EXPECT_THROW(device_memory_gb(load_config(home / "zero.toml")), InputError);
+}
+
 }  // namespace
 }  // namespace kforge

@@ -44,6 +44,7 @@ struct EvalOptions {
   bool sandbox = true;                               // use bubblewrap where it works
   double sandbox_tmp_gb = 2.0;                       // [sandbox] tmp_gb: the candidate's private tmpfs, GiB
   std::optional<unsigned> sandbox_uid;               // [sandbox] uid: the candidate's host uid when kforge is root
+  std::optional<double> device_memory_gb;            // [memory] device_gb: the most evaluations may hold on a device, GiB
   std::filesystem::path log_dir;                     // full logs of this evaluation
   std::optional<std::filesystem::path> config_path;  // hidden from the candidate
   std::map<std::string, std::string> worker_env;     // extra variables for both workers (set by kforge itself)

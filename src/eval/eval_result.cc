@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "eval/eval_view.h"
+#include "eval/memory_ledger.h"
 #include "eval/timing_stats.h"
 #include "util/provenance.h"
 
@@ -52,6 +53,25 @@ std::string ms(const std::optional<TimingStats>& stats) {
   return fmt::format("{:.4g} ms (p25-p75 {:.4g}-{:.4g} ms, IQR {:.1f}% of the median{}, {} reps)", stats->median_ms,
                      stats->p25_ms, stats->p75_ms, 100.0 * iqr, iqr > kUnstableIqrRel ? ", unstable" : "",
                      stats->reps);
+}
+
+// "device memory: 288.0 KiB estimated for 2 processes (budget 921.6 KiB), waited 1.5 s; the candidate ran out
+// of memory beside other evaluations, so it was tried again alone".
+std::string memory_line(const nlohmann::json& doc) {
+  const nlohmann::json m = doc.value("memory", nlohmann::json::object());
+  if (m.empty()) return "";
+  const nlohmann::json estimate = m.value("estimate_bytes", nlohmann::json());
+  std::string out = "device memory: " +
+                    (estimate.is_number()
+                         ? fmt::format("{} estimated for {} processes", format_bytes(estimate.get<std::uint64_t>()),
+                                       m.value("processes", 2))
+                         : std::string("estimate unknown, so it ran alone"));
+  out += fmt::format(" (budget {})", format_bytes(m.value("budget_bytes", std::uint64_t{0})));
+  if (m.value("waited_seconds", 0.0) >= 0.05) out += fmt::format(", waited {:.1f} s", m.value("waited_seconds", 0.0));
+  for (const auto& retry : m.value("retries", nlohmann::json::array()))
+    out += fmt::format("; the {} ran out of memory beside other evaluations, so it was tried again alone",
+                       retry.value("status", "") == "problem_error" ? "reference" : "candidate");
+  return out + "\n";
 }
 
 // "1.23x" or "-".
@@ -102,6 +122,7 @@ std::string summarize(const EvalResult& r) {
   if (!v.library_calls.empty())
     out += fmt::format("library calls kept (allowed by the target): {}\n", fmt::join(v.library_calls, ", "));
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
+  out += memory_line(r.doc);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
   return out;
 }

@@ -1,10 +1,12 @@
 #include "eval/evaluator.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <random>
 
 #include "eval/correctness.h"
+#include "eval/memory_phase.h"
 #include "eval/screening.h"
 #include "eval/speed_verdict.h"
 #include "eval/timing_phase.h"
@@ -63,7 +65,8 @@ bool time_and_judge(EvalRun& run, WorkerPool& pool) {
   return timing && judge_speed(run, *timing);
 }
 
-EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* user, WorkerPool& pool) {
+// `alone`: the evaluation must have its device to itself (a retry after an out-of-memory).
+EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* user, WorkerPool& pool, bool alone) {
   auto started = Clock::now();
   EvalRun run(opt, progress, user);
   run.threads = opt.threads > 0 ? opt.threads : available_cpus();
@@ -94,8 +97,15 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
                   fs::perm_options::add);
   json problem_reply;
   if (build_only) compile_candidate_only(run, *workers.cand);
+  // Nothing of the problem or the candidate is on the device before its memory is reserved.
+  std::optional<MemoryTicket> memory;
+  bool loaded = !build_only && worker_ready(run, *workers.ref);
+  if (loaded) {
+    if (auto ticket = reserve_device_memory(run, 2, alone)) memory.emplace(std::move(*ticket));
+    else loaded = false;
+  }
   if (!build_only) run.phase("loading problem");
-  bool loaded = !build_only && worker_ready(run, *workers.ref) && load_problem(run, json(opt.overrides), "main", &problem_reply);
+  loaded = loaded && load_problem(run, json(opt.overrides), "main", &problem_reply);
   lap("start_and_load_problem");
   if (loaded) {
     run.doc["globals"] = problem_reply["globals"];
@@ -149,10 +159,33 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   // The reference served this evaluation well unless it failed: then it goes, like every candidate.
   run.ref = run.cand = nullptr;
   pool.give_back(std::move(workers), run.status != status::kProblemError, opt.reference_timeout_s);
+  if (memory) release_device_memory(*memory, run.doc);
   lap("shutdown");
   run.doc["wall_seconds"] = Seconds(Clock::now() - started).count();
   EvalResult result;
   result.doc = std::move(run.doc);
+  return result;
+}
+
+// One evaluation, and once more alone if it ran out of memory while sharing its device.
+EvalResult evaluate_with_retry(const EvalOptions& opt, ProgressFn progress, void* user, WorkerPool& pool) {
+  EvalResult result = run_evaluation(opt, progress, user, pool, false);
+  if (retry_alone(result.doc)) {
+    const json first = {{"status", result.doc["status"]}, {"error", result.doc["error"]},
+                        {"memory", result.doc["memory"]}};
+    spdlog::debug("{}: out of memory while other evaluations shared {}; trying again alone",
+                 opt.candidate.filename().string(), opt.device);
+    if (progress) progress("out of memory beside other evaluations: trying again alone", user);
+    EvalOptions again = opt;
+    again.log_dir = opt.log_dir / "alone";  // the first try's logs stay where its result says they are
+    fs::create_directories(again.log_dir);
+    result = run_evaluation(again, progress, user, pool, true);
+    if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
+  }
+  json& doc = result.doc;
+  if (doc.value("status", "") == status::kProblemError && doc["error"].value("cause", "") == "device_oom" &&
+      doc.contains("memory") && !doc["memory"].value("shared_device", true))
+    doc["error"]["message"] = "the reference alone does not fit the device; " + doc["error"].value("message", "");
   return result;
 }
 
@@ -176,9 +209,9 @@ EvalResult evaluate(const EvalOptions& options, ProgressFn progress, void* user,
     on_cpu.device = "cpu";
     on_cpu.timing = false;
     for (const auto& [name, value] : compile_only.env) on_cpu.worker_env[name] = value;
-    return run_evaluation(on_cpu, progress, user, *pool);
+    return evaluate_with_retry(on_cpu, progress, user, *pool);
   }
-  return run_evaluation(options, progress, user, *pool);
+  return evaluate_with_retry(options, progress, user, *pool);
 }
 
 }  // namespace kforge

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "eval/correctness.h"
+#include "eval/memory_phase.h"
 #include "eval/screening.h"
 #include "eval/timing_phase.h"
 #include "eval/worker_pool.h"
@@ -109,7 +110,14 @@ HeadToHead compare_candidates(const EvalOptions& options, const fs::path& candid
   json problem_reply;
   json timing = json::object();
   bool with_compile = false;
-  bool ready = worker_ready(reference, *pair_a.ref) && load_problem(reference, json(options.overrides), "main", &problem_reply);
+  // Three processes on the device: the reference and both candidates.
+  std::optional<MemoryTicket> memory;
+  bool ready = worker_ready(reference, *pair_a.ref);
+  if (ready) {
+    if (auto ticket = reserve_device_memory(reference, 3, false)) memory.emplace(std::move(*ticket));
+    else ready = false;
+  }
+  ready = ready && load_problem(reference, json(options.overrides), "main", &problem_reply);
   if (ready) {
     for (auto [run, worker] : {std::pair{&a, pair_a.cand.get()}, std::pair{&b, pair_b.cand.get()}}) {
       run->phase(fmt::format("loading candidate {}", run == &a ? "a" : "b"));
@@ -137,6 +145,7 @@ HeadToHead compare_candidates(const EvalOptions& options, const fs::path& candid
                               b.status != status::kProblemError;
   pool.give_back(std::move(pair_b), false, options.reference_timeout_s);
   pool.give_back(std::move(pair_a), reference_fine, options.reference_timeout_s);
+  if (memory) memory->release();
   return result;
 }
 

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from kforge_worker import baselines, compare, problem, profiling, session, tensors, timed_reps
+from kforge_worker import baselines, compare, memory_estimate, problem, profiling, session, tensors, timed_reps
 from kforge_worker.guard import Guard
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
@@ -159,7 +159,7 @@ class ReferenceSession:
     def handlers(self):
         return {"load_problem": self.load_problem, "reset": self.reset, "make_trial": self.make_trial, "check": self.check,
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
-                **profiling.handlers(self)}
+                **profiling.handlers(self), **memory_estimate.handlers()}
 
     def _forward(self, inputs):
         with torch.no_grad():
