@@ -55,13 +55,17 @@ class CandidateSession:
 
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"])
+        # A second private view of the same memfd, never handed out: what the inputs were.
+        pristine = self.peer.get(req["inputs"]) if self.device == "cpu" else None
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
         _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True)
         self.correctness_types.update(facts.get("output_types", []))
         seconds = time.perf_counter() - start
-        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it.
-        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": list(inputs), "facts": facts})
+        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it;
+        # on the host only the inputs the call changed (the reference has the others as they were).
+        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": _changed_inputs(list(inputs), pristine),
+                                       "facts": facts})
         return {"seconds": seconds}
 
     def prepare_timing(self, req: dict) -> dict:
@@ -121,6 +125,20 @@ class CandidateSession:
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,
                 "time": self.time, "timing_inputs": self.timing_inputs_cmd, "timing_outputs": self.timing_outputs,
                 **profiling.handlers(self)}
+
+
+def _changed_inputs(inputs: list, pristine) -> dict:
+    """{"changed": {index: value}}: the entries of ``inputs`` that differ from ``pristine`` (all of
+    them without it), for the reference's in-place check."""
+    changed = {}
+    for i, value in enumerate(inputs):
+        before = pristine[i] if pristine is not None and i < len(pristine) else None
+        same = (isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor) and value.device == before.device
+                and timed_reps.same_bits(value, before)) or (
+            not isinstance(value, torch.Tensor) and pristine is not None and i < len(pristine) and value == before)
+        if not same:
+            changed[i] = value
+    return {"changed": changed, "count": len(inputs)}
 
 
 def _copy_matching_state(model: torch.nn.Module, reference_state: dict) -> dict:

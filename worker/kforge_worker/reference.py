@@ -110,7 +110,8 @@ class ReferenceSession:
             return reply  # a timed repetition's outputs only: its inputs are checked in the candidate's process
         # The caller sees the inputs after the call: they must be what the reference leaves them as.
         try:
-            compare.compare(trial["inputs_after"], got.get("inputs_after"), path="input")
+            compare.compare(trial["inputs_after"], _inputs_after(trial["inputs_before"], got.get("inputs_after")),
+                            path="input")
         except compare.Mismatch as m:
             ref_mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
             reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": ref_mutates}
@@ -182,6 +183,19 @@ class ReferenceSession:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
+
+
+def _inputs_after(before: list, reported):
+    """The candidate's inputs after its call: ``before`` with the entries it reported changed."""
+    if not (isinstance(reported, dict) and isinstance(reported.get("changed"), dict)
+            and reported.get("count") == len(before)):
+        return reported  # not in the expected form: compared as it is, and found different
+    after = list(before)
+    for index, value in reported["changed"].items():
+        if not (isinstance(index, int) and 0 <= index < len(after)):
+            return reported
+        after[index] = value
+    return after
 
 
 def _size_globals(module) -> dict:
