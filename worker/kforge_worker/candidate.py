@@ -28,6 +28,11 @@ class CandidateSession:
         session.setup(self.device, int(req.get("threads", 0)))
         session.set_precision(req.get("precision", "strict"))
         reply = {}
+        # kforge's own traffic with the reference happens outside the watched import (it is a socket).
+        if self.peer is None or self.peer_path != req["transport"]:
+            self.peer, self.peer_path = transport.connect(req["transport"]), req["transport"]
+        init_inputs = self.peer.get(req["init_inputs"])
+        state = tensors.to_device(self.peer.get(req["state"]), self.device)
         if self.watch is None:
             self.watch = runtime_checks.Watch(req["candidate"])
         self.watch.begin_import()
@@ -37,15 +42,12 @@ class CandidateSession:
             reply["import_seconds"] = time.perf_counter() - start
             if not hasattr(self.module, "ModelNew"):
                 raise ImportError("the candidate defines no class ModelNew")
-        if self.peer is None or self.peer_path != req["transport"]:
-            self.peer, self.peer_path = transport.connect(req["transport"]), req["transport"]
-        init_inputs = self.peer.get(req["init_inputs"])
         seed = int(req["seed"])
         session.seed_everything(seed)
         model = self.module.ModelNew(*init_inputs)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device)
-            reply["weights"] = _copy_matching_state(model, tensors.to_device(self.peer.get(req["state"]), self.device))
+            reply["weights"] = _copy_matching_state(model, state)
             model.eval()
         self.model = model
         reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered(),
