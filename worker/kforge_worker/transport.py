@@ -203,7 +203,7 @@ class Exchange:
         if os.path.lexists(path):
             os.unlink(path)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
-        self._listener.bind(path)
+        _at_short_path(path, self._listener.bind)
         os.chmod(path, 0o666)  # the sandbox's uid connects; the folder around it is what restricts
         self._listener.listen(self.MAX_CONNECTIONS)
         threading.Thread(target=self._accept, name="kforge-transport", daemon=True).start()
@@ -329,7 +329,7 @@ class Peer:
     def __init__(self, path: str, timeout_s: float = 300.0):
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self._sock.settimeout(timeout_s)
-        self._sock.connect(path)
+        _at_short_path(path, self._sock.connect)
 
     def get(self, name: str):
         reply, fds = self._ask({"op": "get", "name": name}, [])
@@ -367,6 +367,19 @@ class Peer:
             for fd in got:
                 os.close(fd)
             raise TransportError("a malformed reply") from None
+
+
+def _at_short_path(path: str, use) -> None:
+    """Calls ``use`` with ``path``, or where it is longer than a socket address may be (108 bytes),
+    with the same file named through /proc/self/fd of its folder."""
+    if len(os.fsencode(path)) < 100:
+        use(path)
+        return
+    folder = os.open(os.path.dirname(path) or ".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        use(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+    finally:
+        os.close(folder)
 
 
 def socket_path(folder: str) -> str:

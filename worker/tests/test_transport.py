@@ -144,6 +144,19 @@ def test_inputs_are_fetched_and_outputs_put_back_once(exchange):
     assert exchange.take("never-put") is None
 
 
+def test_a_folder_path_longer_than_a_socket_address_still_works(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    ex = transport.Exchange(transport.socket_path(str(deep)))
+    try:
+        ex.publish("x", [torch.ones(2)])
+        peer = transport.connect(ex.path)
+        assert torch.equal(peer.get("x")[0], torch.ones(2))
+        peer.close()
+    finally:
+        ex.close()
+
+
 def test_an_unsealed_put_is_refused_and_one_peer_cannot_crowd_out_another(exchange):
     flood = transport.connect(exchange.path)
     other = transport.connect(exchange.path)

@@ -12,10 +12,12 @@ SRC = r"""
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,7 +45,8 @@ static int fetch_inputs() {
         m.msg_iovlen = 1;
         m.msg_control = control;
         m.msg_controllen = sizeof control;
-        if (recvmsg(s, &m, 0) <= 0) continue;
+        pollfd p = {s, POLLIN, 0};  // the worker's socket is non-blocking
+        if (poll(&p, 1, 10000) != 1 || recvmsg(s, &m, 0) <= 0) continue;
         cmsghdr* c = CMSG_FIRSTHDR(&m);
         if (c && c->cmsg_type == SCM_RIGHTS) { memcpy(&found, CMSG_DATA(c), sizeof(int)); break; }
     }
