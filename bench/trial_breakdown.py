@@ -36,14 +36,14 @@ def main() -> int:
     common = {"seed": 1, "device": args.device, "threads": 0, "precision": "strict"}
     loaded = ref.load_problem({"problem": args.problem, "overrides": overrides, "shared_dir": work, "tag": "main",
                                "variants": 0, **common})
-    cand.load_candidate({"candidate": args.candidate, "init_inputs": loaded["init_inputs"], "state": loaded["state"],
-                         **common})
+    cand.load_candidate({"candidate": args.candidate, "transport": loaded["transport"],
+                         "init_inputs": loaded["init_inputs"], "state": loaded["state"], **common})
 
     def trial(t: int) -> None:
         a = time.perf_counter()
         made = ref.make_trial({"trial": t, "seed": 1, "tag": "main", "check_determinism": t == 0})
         b = time.perf_counter()
-        out = os.path.join(work, f"outputs_{t}.pt")
+        out = f"outputs_main_{t}"
         cand.run({"inputs": made["inputs"], "outputs": out})
         c = time.perf_counter()
         checked = ref.check({"trial": t, "candidate_outputs": out})

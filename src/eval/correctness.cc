@@ -23,11 +23,9 @@ PendingRequest send_make_trial(EvalRun& run, const std::string& tag, int trial, 
 // failure ends the loop (a run still in flight is abandoned with the process).
 bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shape,
                 std::optional<PendingRequest> first_draw) {
-  auto outputs_path = [&](int t) { return run.dirs.candidate / fmt::format("outputs_{}_{}.pt", tag, t); };
+  auto outputs_name = [&](int t) { return run.output_name(fmt::format("outputs_{}_{}", tag, t)); };
   auto run_trial = [&](int t, const WorkerReply& made) {
-    return run.cand->send("run",
-                          {{"inputs", run.visible_to_candidate(TrialInputs::decode(made.body).inputs)},
-                           {"outputs", outputs_path(t).string()}},
+    return run.cand->send("run", {{"inputs", TrialInputs::decode(made.body).inputs}, {"outputs", outputs_name(t)}},
                           Seconds(run.opt.timeout_s));
   };
   if (trials <= 0) return true;
@@ -56,7 +54,7 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     ++run.correctness.trials_run;
     PendingRequest checking = run.ref->send(
         "check",
-        {{"trial", t}, {"candidate_outputs", outputs_path(t).string()},
+        {{"trial", t}, {"candidate_outputs", outputs_name(t)},
          {"import_facts", main_shape && t == 0 ? run.import_facts : json(nullptr)}},
         Seconds(run.opt.reference_timeout_s));
     if (making) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <random>
 
 #include "eval/compile_log.h"
 #include "eval/verdict.h"
@@ -21,8 +22,19 @@ json CorrectnessTally::to_json() const {
   return out;
 }
 
+namespace {
+
+std::string random_token() {
+  std::random_device rd;
+  std::string token;
+  for (int i = 0; i < 4; ++i) token += fmt::format("{:08x}", rd());
+  return token;
+}
+
+}  // namespace
+
 EvalRun::EvalRun(const EvalOptions& options, ProgressFn progress_fn, void* user_data)
-    : opt(options), progress(progress_fn), user(user_data) {}
+    : opt(options), progress(progress_fn), user(user_data), output_token(random_token()) {}
 
 void EvalRun::phase(const std::string& what) const {
   if (progress) progress(what, user);

@@ -46,6 +46,9 @@ struct EvalRun {
   WorkerClient* cand = nullptr;  // the sandboxed candidate worker
   WorkerDirs dirs;               // dirs.shared: where this candidate reads its inputs
   std::filesystem::path reference_shared;  // where the reference writes them (usually dirs.shared)
+  // Prefixes the names the candidate puts its outputs under at the reference (transport.py): another
+  // candidate served by the same reference (a head-to-head) cannot guess them.
+  const std::string output_token;
 
   nlohmann::json doc = nlohmann::json::object();  // the EvalResult being written
   std::string status;                             // empty while undecided
@@ -72,6 +75,8 @@ struct EvalRun {
   // A file the reference wrote, at a path the candidate can read (linked into its shared directory
   // when the two differ, as for the second candidate of a head-to-head).
   std::string visible_to_candidate(const std::string& reference_path) const;
+  // The name the candidate's outputs of one run travel under.
+  std::string output_name(const std::string& what) const { return output_token + "-" + what; }
 
   // Finishing touches: each sets the status and fills `error`.
   void fail(const char* status, const std::string& kind, const std::string& message, const std::string& log = "");

@@ -119,8 +119,9 @@ bool calibrate(EvalRun& run) {
 
 PendingRequest send_load_candidate(EvalRun& run, const json& problem_reply) {
   json args = {{"candidate", run.candidate_file().string()},
-               {"init_inputs", run.visible_to_candidate(problem_reply["init_inputs"].get<std::string>())},
-               {"state", run.visible_to_candidate(problem_reply["state"].get<std::string>())},
+               {"transport", run.visible_to_candidate(problem_reply["transport"].get<std::string>())},
+               {"init_inputs", problem_reply["init_inputs"]},
+               {"state", problem_reply["state"]},
                {"seed", run.seed},
                {"device", run.opt.device},
                {"threads", run.threads},

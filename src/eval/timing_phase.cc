@@ -159,9 +159,7 @@ bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
 }
 
 bool prepare_candidate_timing(EvalRun& run, json& timing) {
-  auto inputs_of = [&](int trial) {
-    return run.visible_to_candidate((run.reference_shared / fmt::format("inputs_main_{}.pt", trial)).string());
-  };
+  auto inputs_of = [&](int trial) { return fmt::format("inputs_main_{}", trial); };
   run.timing_trials.clear();
   for (int k = 0; k < std::min(run.correctness.trials_passed, 3); ++k) run.timing_trials.push_back(k);
   for (int extra = 2000; run.timing_trials.size() < 2; ++extra) {
@@ -209,10 +207,10 @@ bool judge_timing_reply(EvalRun& run, const TimedBlockReply& reply) {
 
 bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::vector<int>& trials) {
   json picks = json::array();
-  std::vector<fs::path> files;
+  std::vector<std::string> names;
   for (std::size_t i = 0; i < reps.size(); ++i) {
-    files.push_back(run.dirs.candidate / fmt::format("timed_rep_{}.pt", run.timed_reps_checked + static_cast<int>(i)));
-    picks.push_back({{"rep", reps[i]}, {"outputs", files.back().string()}});
+    names.push_back(run.output_name(fmt::format("timed_rep_{}", run.timed_reps_checked + static_cast<int>(i))));
+    picks.push_back({{"rep", reps[i]}, {"outputs", names.back()}});
   }
   WorkerReply w = run.cand->request("timing_outputs", {{"picks", picks}}, Seconds(run.opt.timeout_s));
   if (w.kind != WorkerReply::kOk) {
@@ -221,12 +219,10 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
   }
   for (std::size_t i = 0; i < reps.size(); ++i) {
     WorkerReply c = run.ref->request(
-        "check", {{"trial", trials[i]}, {"candidate_outputs", files[i].string()}, {"timing", true}},
+        "check", {{"trial", trials[i]}, {"candidate_outputs", names[i]}, {"timing", true}},
         Seconds(run.opt.reference_timeout_s));
     const bool ok = c.kind == WorkerReply::kOk;
     const CheckReply checked = ok ? CheckReply::decode(c.body) : CheckReply{};
-    std::error_code ignored;
-    fs::remove(files[i], ignored);
     if (!ok || !checked.match) {
       std::string why = ok ? checked.mismatch_message : c.detail;
       std::string msg = fmt::format("the output of timed repetition {} (inputs of trial {}) is wrong ({}): a timed call "
@@ -257,7 +253,7 @@ bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
       return false;
     }
     WorkerReply in = run.cand->request(
-        "timing_inputs", {{"path", run.visible_to_candidate(TrialInputs::decode(made.body).inputs)}},
+        "timing_inputs", {{"path", TrialInputs::decode(made.body).inputs}},
         Seconds(run.opt.timeout_s));
     WorkerReply r = in;
     TimedBlockReply block;

@@ -101,8 +101,8 @@ Workers Session::start(const EvalOptions& o, double timeout_s) {
   doc_["globals"] = problem["globals"];
   phase("compiling and loading candidate");
   ask(*w.cand, "load_candidate",
-      {{"candidate", (dirs_.candidate / o.candidate.filename()).string()}, {"init_inputs", problem["init_inputs"]},
-       {"state", problem["state"]}, {"seed", seed_}, {"device", o.device}, {"threads", threads_},
+      {{"candidate", (dirs_.candidate / o.candidate.filename()).string()}, {"transport", problem["transport"]},
+       {"init_inputs", problem["init_inputs"]}, {"state", problem["state"]}, {"seed", seed_}, {"device", o.device}, {"threads", threads_},
        {"precision", o.precision}},
       std::max(timeout_s, o.target.compile_timeout_s), "loading (compiling) the candidate");
   json trial = ask(*w.ref, "make_trial", {{"trial", 0}, {"seed", seed_}, {"tag", "main"}}, std::max(timeout_s, o.reference_timeout_s),
@@ -118,10 +118,9 @@ Workers Session::start(const EvalOptions& o, double timeout_s) {
 // One call checked against the reference: a profile of a wrong candidate says little, so it is flagged.
 void Session::check_candidate(Workers& w) {
   phase("checking the candidate's output");
-  fs::path out = dirs_.candidate / "outputs_profile.pt";
-  ask(*w.cand, "run", {{"inputs", (dirs_.shared / "inputs_main_0.pt").string()}, {"outputs", out.string()}},
-      opt_.eval.timeout_s, "running");
-  json checked = ask(*w.ref, "check", {{"trial", 0}, {"candidate_outputs", out.string()}}, opt_.eval.reference_timeout_s,
+  const std::string out = "outputs_profile";
+  ask(*w.cand, "run", {{"inputs", "inputs_main_0"}, {"outputs", out}}, opt_.eval.timeout_s, "running");
+  json checked = ask(*w.ref, "check", {{"trial", 0}, {"candidate_outputs", out}}, opt_.eval.reference_timeout_s,
                      "checking outputs");
   doc_["correct"] = checked.value("match", false);
   if (!doc_["correct"].get<bool>())

@@ -38,6 +38,7 @@ BLOCKED = {
     "include_leak": ("No such file or directory",),
     "compiler_wrapper": ("the wrapper wrote nothing",),
     "ptrace_init": ("Operation not permitted",),
+    "input_mapping_write": ("Operation not permitted",),  # the seals of the input set's memfd
 }
 # Planted files an attack may leave in the shared cache (all must be absent afterwards).
 PLANTED = ("planted_", "poisoned-", "pwned-by-wrapper", ".swap-")

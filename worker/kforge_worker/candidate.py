@@ -1,14 +1,13 @@
 """The untrusted side of an evaluation: imports the candidate (which builds its kernels), runs it on
-inputs it is handed and writes back what it returned. It decides nothing: kforge checks the outputs
+inputs it is handed and puts back what it returned (sealed memfds, transport.py). It decides nothing: kforge checks the outputs
 in the reference process and cross-checks the times reported here against its own clock.
 """
 
-import os
 import time
 
 import torch
 
-from kforge_worker import buildinfo, problem, profiling, runtime_checks, session, tensors, timed_reps
+from kforge_worker import buildinfo, problem, profiling, runtime_checks, session, tensors, timed_reps, transport
 from kforge_worker.timing import make_timer
 
 
@@ -21,12 +20,19 @@ class CandidateSession:
         self.watch = None  # runtime_checks.Watch: audit hook and integrity snapshot, set before the import
         self.block = None  # timed_reps.Block: the last timed block's kept outputs
         self.correctness_types = set()  # output types the correctness runs returned
+        self.peer = None  # transport.Peer: the reference's exchange
+        self.peer_path = None
 
     def load_candidate(self, req: dict) -> dict:
         self.device = req.get("device", "cpu")
         session.setup(self.device, int(req.get("threads", 0)))
         session.set_precision(req.get("precision", "strict"))
         reply = {}
+        # kforge's own traffic with the reference happens outside the watched import (it is a socket).
+        if self.peer is None or self.peer_path != req["transport"]:
+            self.peer, self.peer_path = transport.connect(req["transport"]), req["transport"]
+        init_inputs = self.peer.get(req["init_inputs"])
+        state = tensors.to_device(self.peer.get(req["state"]), self.device)
         if self.watch is None:
             self.watch = runtime_checks.Watch(req["candidate"])
         self.watch.begin_import()
@@ -36,13 +42,12 @@ class CandidateSession:
             reply["import_seconds"] = time.perf_counter() - start
             if not hasattr(self.module, "ModelNew"):
                 raise ImportError("the candidate defines no class ModelNew")
-        init_inputs = tensors.load(req["init_inputs"])
         seed = int(req["seed"])
         session.seed_everything(seed)
         model = self.module.ModelNew(*init_inputs)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device)
-            reply["weights"] = _copy_matching_state(model, tensors.load(req["state"], self.device))
+            reply["weights"] = _copy_matching_state(model, state)
             model.eval()
         self.model = model
         reply["import_facts"] = {"events": self.watch.end_import(), "tampered": self.watch.tampered(),
@@ -51,19 +56,23 @@ class CandidateSession:
         return reply
 
     def run(self, req: dict) -> dict:
-        inputs = tensors.load(req["inputs"], self.device)
+        inputs = self._fetch(req["inputs"])
+        # A second private view of the same memfd, never handed out: what the inputs were.
+        pristine = self.peer.get(req["inputs"]) if self.device == "cpu" else None
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
         _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True)
         self.correctness_types.update(facts.get("output_types", []))
         seconds = time.perf_counter() - start
-        tensors.save({"outputs": tensors.detach_clone(snapshot), "inputs_after": tensors.detach_clone(list(inputs)),
-                      "facts": facts}, req["outputs"])
+        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it;
+        # on the host only the inputs the call changed (the reference has the others as they were).
+        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": _changed_inputs(list(inputs), pristine),
+                                       "facts": facts})
         return {"seconds": seconds}
 
     def prepare_timing(self, req: dict) -> dict:
-        self.timing_inputs = tensors.load(req["inputs"], self.device)
-        self.timing_sets = [tensors.load(p, self.device) for p in req.get("input_sets", [])]
+        self.timing_inputs = self._fetch(req["inputs"])
+        self.timing_sets = [self._fetch(name) for name in req.get("input_sets", [])]
         # What a time without a schedule restores before each call (on the device, like the buffers).
         self.current_source = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.timing_inputs]
         self.timer = make_timer(self.device)
@@ -71,7 +80,7 @@ class CandidateSession:
 
     def timing_inputs_cmd(self, req: dict) -> dict:
         """Writes an input set never seen before (fresh inputs) into the timing buffers."""
-        self.current_source = tensors.load(req["path"], self.device)
+        self.current_source = self._fetch(req["path"])
         timed_reps.write_inputs(self.timing_inputs, self.current_source)
         return {}
 
@@ -80,7 +89,7 @@ class CandidateSession:
         if self.block is None:
             raise RuntimeError("no timed call has run")
         for pick in req["picks"]:
-            tensors.save({"outputs": self.block.outputs_of(int(pick["rep"]))}, pick["outputs"])
+            self.peer.put(pick["outputs"], {"outputs": self.block.outputs_of(int(pick["rep"]))})
         return {}
 
     def time(self, req: dict) -> dict:
@@ -110,10 +119,28 @@ class CandidateSession:
         self.block = block
         return {"times_ms": times, "events": events, "tampered": self.watch.tampered(), **block.facts()}
 
+    def _fetch(self, name: str):
+        """An input set: on the host a private copy-on-write view of the reference's sealed memfd."""
+        return tensors.to_device(self.peer.get(name), self.device)
+
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,
                 "time": self.time, "timing_inputs": self.timing_inputs_cmd, "timing_outputs": self.timing_outputs,
                 **profiling.handlers(self)}
+
+
+def _changed_inputs(inputs: list, pristine) -> dict:
+    """{"changed": {index: value}}: the entries of ``inputs`` that differ from ``pristine`` (all of
+    them without it), for the reference's in-place check."""
+    changed = {}
+    for i, value in enumerate(inputs):
+        before = pristine[i] if pristine is not None and i < len(pristine) else None
+        same = (isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor) and value.device == before.device
+                and timed_reps.same_bits(value, before)) or (
+            not isinstance(value, torch.Tensor) and pristine is not None and i < len(pristine) and value == before)
+        if not same:
+            changed[i] = value
+    return {"changed": changed, "count": len(inputs)}
 
 
 def _copy_matching_state(model: torch.nn.Module, reference_state: dict) -> dict:

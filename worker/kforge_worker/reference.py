@@ -1,17 +1,17 @@
 """The trusted side of an evaluation: builds the reference, draws inputs, checks outputs, times PyTorch.
 
-Reference outputs stay in this process's memory and are never written to disk, so the candidate
-process (which runs untrusted code) has nothing to copy from. The candidate's outputs are read with
-``weights_only=True`` and compared here; kforge (C++) turns the numbers into a verdict.
+Reference outputs stay in this process's memory and are never written anywhere, so the candidate
+process (which runs untrusted code) has nothing to copy from. Inputs go to the candidate, and its
+outputs come back, as sealed memfds (transport.py): no file, no unpickling, and nothing the
+candidate could change after handing it over. kforge (C++) turns the numbers into a verdict.
 """
 
 import gc
-import os
 import time
 
 import torch
 
-from kforge_worker import baselines, compare, memory_estimate, problem, profiling, session, tensors, timed_reps
+from kforge_worker import baselines, compare, memory_estimate, problem, profiling, session, tensors, timed_reps, transport
 from kforge_worker.guard import Guard
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
@@ -27,6 +27,7 @@ class ReferenceSession:
         self.guard = Guard()  # static checks, calibration, precision audit, speed of light
         self.timer = None
         self.shared_dir = "."
+        self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
 
     # -- commands ---------------------------------------------------------------------------
     def load_problem(self, req: dict) -> dict:
@@ -35,6 +36,10 @@ class ReferenceSession:
         session.set_precision(req.get("precision", "strict"))
         self.guard.policy = req.get("precision", "strict")
         self.shared_dir = req["shared_dir"]
+        path = transport.socket_path(self.shared_dir)
+        if self.exchange is None or self.exchange.path != path:
+            self._close_exchange()
+            self.exchange = transport.Exchange(path)
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
         seed = int(req["seed"])
@@ -43,10 +48,10 @@ class ReferenceSession:
         session.seed_everything(seed)
         self.model = self.module.Model(*init_inputs).to(self.device).eval()
         tag = req.get("tag", "main")
-        init_path = os.path.join(self.shared_dir, f"init_{tag}.pt")
-        state_path = os.path.join(self.shared_dir, f"state_{tag}.pt")
-        tensors.save(tensors.detach_clone(list(init_inputs)), init_path)
-        tensors.save(tensors.detach_clone(self.model.state_dict()), state_path)
+        self.exchange.publish(f"init_{tag}", list(init_inputs))
+        self.exchange.publish(f"state_{tag}", dict(self.model.state_dict()))
+        if tag == "main":
+            self.exchange.forget_received()
         self.trials = {}
         self.compiled = None
         variants = []
@@ -55,8 +60,9 @@ class ReferenceSession:
         return {
             "torch": torch.__version__,
             "variants": variants,
-            "init_inputs": init_path,
-            "state": state_path,
+            "transport": self.exchange.path,
+            "init_inputs": f"init_{tag}",
+            "state": f"state_{tag}",
             "globals": _size_globals(self.module),
             "parameters": sum(p.numel() for p in self.model.parameters()),
         }
@@ -66,13 +72,13 @@ class ReferenceSession:
         session.seed_everything(session.trial_seed(int(req["seed"]), trial))
         inputs = list(self.module.get_inputs())
         inputs = tensors.to_device(inputs, self.device)
-        path = os.path.join(self.shared_dir, f"inputs_{req.get('tag', 'main')}_{trial}.pt")
-        before = tensors.detach_clone(inputs)  # kept unchanged: it is also what the candidate gets
-        tensors.save(before, path)
+        name = f"inputs_{req.get('tag', 'main')}_{trial}"
+        # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
+        before = self.exchange.publish(name, inputs)
         start = time.perf_counter()
         outputs = self.guard.forward(self, inputs, trial, req.get("tag", "main"))
         seconds = time.perf_counter() - start
-        reply = {"inputs": path, "outputs": tensors.describe(outputs), "seconds": seconds,
+        reply = {"inputs": name, "outputs": tensors.describe(outputs), "seconds": seconds,
                  "input_bytes": tensors.nbytes(inputs), "output_bytes": tensors.nbytes(outputs)}
         if req.get("check_determinism"):
             again = self._forward(tensors.to_device(tensors.detach_clone(before), self.device))
@@ -80,15 +86,18 @@ class ReferenceSession:
                 compare.compare(outputs, again)
             except compare.Mismatch as m:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
-        self.trials[trial] = {"outputs": tensors.detach_clone(outputs), "inputs_before": before,
-                              "inputs_after": tensors.detach_clone(inputs),
+        # This process's own tensors are kept as they are: only its model could change them later, so
+        # only outputs that are views of the model's state are copied (on a device: host copies).
+        state = {t.untyped_storage().data_ptr() for t in self.model.state_dict().values() if isinstance(t, torch.Tensor)}
+        self.trials[trial] = {"outputs": tensors.kept(outputs, state), "inputs_before": before,
+                              "inputs_after": tensors.kept(inputs, state),
                               "main": req.get("tag", "main") == "main" and trial < 1000}
         self.guard.after_trial(self, self.trials[trial], inputs, outputs)
         return reply
 
     def check(self, req: dict) -> dict:
         trial = self.trials[int(req["trial"])]
-        got = tensors.load_untrusted(req["candidate_outputs"])
+        got = self.exchange.take(req["candidate_outputs"])
         if not isinstance(got, dict) or "outputs" not in got:
             return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
         reply = {"match": True, **self.guard.judge(self, int(req["trial"]), trial, got, req)}
@@ -101,7 +110,8 @@ class ReferenceSession:
             return reply  # a timed repetition's outputs only: its inputs are checked in the candidate's process
         # The caller sees the inputs after the call: they must be what the reference leaves them as.
         try:
-            compare.compare(trial["inputs_after"], got.get("inputs_after"), path="input")
+            compare.compare(trial["inputs_after"], _inputs_after(trial["inputs_before"], got.get("inputs_after")),
+                            path="input")
         except compare.Mismatch as m:
             ref_mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
             reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": ref_mutates}
@@ -150,6 +160,7 @@ class ReferenceSession:
 
     def reset(self, req: dict) -> dict:
         """Forgets the last evaluation (model, trials, baselines), so the process can serve the next one."""
+        self._close_exchange()
         self.__init__()
         gc.collect()
         if torch.cuda.is_initialized():
@@ -161,12 +172,30 @@ class ReferenceSession:
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
                 **profiling.handlers(self), **memory_estimate.handlers()}
 
+    def _close_exchange(self) -> None:
+        if self.exchange is not None:
+            self.exchange.close()
+            self.exchange = None
+
     def _forward(self, inputs):
         with torch.no_grad():
             out = self.model(*inputs)
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
+
+
+def _inputs_after(before: list, reported):
+    """The candidate's inputs after its call: ``before`` with the entries it reported changed."""
+    if not (isinstance(reported, dict) and isinstance(reported.get("changed"), dict)
+            and reported.get("count") == len(before)):
+        return reported  # not in the expected form: compared as it is, and found different
+    after = list(before)
+    for index, value in reported["changed"].items():
+        if not (isinstance(index, int) and 0 <= index < len(after)):
+            return reported
+        after[index] = value
+    return after
 
 
 def _size_globals(module) -> dict:

@@ -29,7 +29,7 @@ from typing import List
 import torch
 
 from kforge_worker import dispatch_mode
-from kforge_worker.timed_reps import _leaves  # the tensors of a nested output, in one order for both
+from kforge_worker.timed_reps import _leaves, same_bits  # the tensors of a nested output, in one order for both
 
 _BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "kforge_worker/wgsl.py", "kforge_worker/hip.py",
                  "kforge_worker/build_client.py", "kforge_worker/inline_cache.py", "wgpu/", "helion/",
@@ -66,7 +66,7 @@ def _protected_objects() -> dict:
     import builtins
     import json
 
-    from kforge_worker import candidate, protocol, tensors, timed_reps, timing
+    from kforge_worker import candidate, protocol, tensors, timed_reps, timing, transport
 
     objs = {}
     for mod, names in [
@@ -78,12 +78,14 @@ def _protected_objects() -> dict:
         (torch.nn.Module, ["__call__", "_call_impl", "state_dict", "eval", "to"]),
         (builtins, ["open", "getattr", "isinstance", "type", "len", "id"]),
         (json, ["dumps", "loads"]),
-        (tensors, ["save", "load", "detach_clone", "to_device", "describe"]),
+        (tensors, ["detach_clone", "to_device", "describe"]),
+        (transport, ["pack", "unpack", "check_sealed", "connect"]),
+        (transport.Peer, ["get", "put", "_ask"]),
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
         (candidate.CandidateSession, ["load_candidate", "run", "prepare_timing", "time", "timing_outputs",
-                                      "timing_inputs_cmd", "handlers"]),
+                                      "timing_inputs_cmd", "handlers", "_fetch"]),
         (timed_reps, ["Block", "write_inputs", "same_bits", "_device_copy", "_leaves", "_plain"]),
         (timed_reps.Block, ["before", "after", "_keep", "facts", "outputs_of", "source"]),
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
@@ -97,7 +99,8 @@ def _protected_objects() -> dict:
                 objs[f"{getattr(mod, '__name__', str(mod))}.{name}"] = inspect.getattr_static(mod, name)
             except AttributeError:
                 pass
-    for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.protocol",
+    for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.transport",
+                 "kforge_worker.protocol",
                  "kforge_worker.timed_reps",
                  "kforge_worker.candidate", "kforge_worker.runtime_checks", "builtins", "json"):
         objs[f"sys.modules[{name!r}]"] = sys.modules.get(name)
@@ -113,6 +116,13 @@ def _children() -> set:
     except OSError:
         pass
     return pids
+
+
+def _unchanged(t: torch.Tensor, snap: torch.Tensor) -> bool:
+    """Whether an output still holds its snapshot's values; a plain host tensor is compared in place."""
+    if type(t) is torch.Tensor and t.device.type == "cpu":
+        return same_bits(t, snap)
+    return torch.equal(_raw_clone(t).nan_to_num(), snap.nan_to_num())
 
 
 def _raw_clone(t: torch.Tensor):
@@ -295,7 +305,7 @@ def forward_facts(outputs, snapshots, inputs, events, threads_before, children_b
     deferred = False
     for t, snap in zip(leaves, snapshots):
         try:
-            if snap is not None and not torch.equal(_raw_clone(t).nan_to_num(), snap.nan_to_num()):
+            if snap is not None and not _unchanged(t, snap):
                 deferred = True
         except Exception:
             pass

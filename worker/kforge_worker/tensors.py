@@ -1,41 +1,6 @@
-"""Moving inputs and outputs between processes, and describing them.
-
-Files are written with torch.save and read back with ``weights_only=True``: a candidate writes the
-outputs file, and the trusted reference process must never unpickle arbitrary objects from it.
-"""
-
-import os
-import stat
+"""Moving tensors between devices, copying and describing them (between processes: transport.py)."""
 
 import torch
-
-try:
-    # These files only travel between two local processes, and a checksum protects nothing against a
-    # candidate (it writes its own): skipping zip's CRC-32 over every byte makes saving 30-40% faster.
-    from torch.utils.serialization import config as _serialization_config
-
-    _serialization_config.save.compute_crc32 = False
-except (ImportError, AttributeError):  # torch before 2.6 always computes it
-    pass
-
-
-def save(obj, path: str) -> None:
-    torch.save(obj, path)
-
-
-def load(path: str, device: str = "cpu"):
-    return torch.load(path, map_location=device, weights_only=True)
-
-
-def load_untrusted(path: str, device: str = "cpu"):
-    """Reads a file the candidate wrote: only a regular file, never through a link (it could point at
-    a host file) and never blocking on a FIFO or a device (a reference stuck in open() would fail the
-    whole problem). Raises OSError otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.path.basename(path)} is not a regular file")
-        return torch.load(f, map_location=device, weights_only=True)
 
 
 def to_device(obj, device: str):
@@ -56,6 +21,21 @@ def detach_clone(obj):
         return type(obj)(detach_clone(x) for x in obj)
     if isinstance(obj, dict):
         return {k: detach_clone(v) for k, v in obj.items()}
+    return obj
+
+
+def kept(obj, shared_storages=frozenset()):
+    """Like detach_clone, but a host tensor is copied only where its storage is in ``shared_storages``
+    (others may change it); the rest are kept as plain detached tensors, without a copy."""
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach()
+        if t.device.type != "cpu" or t.untyped_storage().data_ptr() in shared_storages:
+            return detach_clone(t)
+        return torch.Tensor.as_subclass(t, torch.Tensor)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(kept(x, shared_storages) for x in obj)
+    if isinstance(obj, dict):
+        return {k: kept(v, shared_storages) for k, v in obj.items()}
     return obj
 
 

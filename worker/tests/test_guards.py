@@ -47,6 +47,18 @@ def test_precision_audit_floor_keeps_exact_ops_and_flags_bf16():
     assert precision.audit(ref, low, r64, "relaxed")["verdict"] == "warn"
 
 
+def test_precision_audit_skips_non_finite_entries_and_leaves_its_arguments_alone():
+    x = torch.randn(1000, dtype=torch.float64)
+    x[3], x[7] = float("inf"), float("nan")
+    ref = torch.tanh(x.float()) * 0 + x.float()  # inf and nan where x has them
+    kept = ref.clone()
+    r64 = [x.clone()]
+    low = ref.bfloat16().float()
+    assert precision.audit(ref, ref.clone(), r64, "strict")["verdict"] == "pass"
+    assert precision.audit(ref, low, r64, "strict")["verdict"] == "fail"
+    assert torch.equal(ref.nan_to_num(), kept.nan_to_num()) and torch.equal(r64[0].nan_to_num(), x.nan_to_num())
+
+
 def test_precision_audit_with_the_reference_side_prepared_once_gives_the_same_numbers():
     x = torch.randn(1000)
     ref = torch.tanh(x)
