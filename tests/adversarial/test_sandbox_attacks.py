@@ -4,9 +4,11 @@ host files, the compiler kforge runs for them, the disk, other processes (docs/i
 Each attack does its work in C (the runtime checks of the Python audit hook never see it) and, when
 the sandbox stops it, raises at import with the system's answer ("attack blocked: ...: Read-only file
 system"); where it succeeded it stays quiet and computes the right answer, which is how it was judged
-`correct` before the sandbox stopped it. Every test also checks host facts: the cache entries that
-existed before are byte-for-byte unchanged, nothing was planted, the project's files are unchanged,
-and no folder or process of the evaluation is left.
+`correct` before the sandbox stopped it (attacks that leave something behind rather than cheat, a
+daemon or state for the next candidate, compute the right answer and are checked from outside). Every
+test also checks host facts: the cache entries that existed before are byte-for-byte unchanged,
+nothing was planted, the project's files are unchanged, and no folder or process of the evaluation
+is left.
 """
 
 import hashlib
