@@ -1,9 +1,9 @@
-"""Leaves processes behind that outlive its evaluation: a daemon of its own (double fork, setsid,
-all descriptors closed) and one started by the compiler kforge runs for it (through `-wrapper`),
-both `sleep` with a number no other process uses. It computes the right answer: the test looks for
-the daemons while kforge runs (they must be seen there) and after it has finished. The compiler
-waits a second after starting its daemon, so that the daemon is there to be seen. Raw system calls keep it past the static checks, so that
-what stops it is the sandbox."""
+"""Leaves processes behind that outlive its evaluation: a daemon of its own (double fork, setsid, all
+descriptors closed) and one started by the compiler kforge runs for it (through `-wrapper`), both
+`sleep` with a number no other process uses. It computes the right answer: the test looks for the
+daemons while kforge runs (they must be seen there) and after it has finished. The compiler waits a
+second after starting its daemon, so that the daemon is there to be seen. Raw system calls keep it
+past the static checks, so that what stops it is the sandbox."""
 
 import torch
 import torch.nn as nn

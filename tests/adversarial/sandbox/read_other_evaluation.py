@@ -60,7 +60,10 @@ extern "C" void attack(const char* own, int64_t kforge_pid, int32_t* ok, char* m
         size_t n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
         if (f) fclose(f);
         for (size_t i = 0; i < n; ++i) if (!cmd[i]) cmd[i] = ' ';
-        if (strstr(cmd, "--role reference") || strstr(cmd, "kforge eval")) { found = true; report += "; sees " + std::string(cmd); }
+        if (strstr(cmd, "--role reference") || strstr(cmd, "kforge eval")) {
+            found = true;
+            report += "; sees " + std::string(cmd);
+        }
     }
     if (proc) closedir(proc);
     *ok = found;
