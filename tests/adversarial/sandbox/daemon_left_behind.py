@@ -40,7 +40,8 @@ _lib = native.load(SRC, {"relu": [native.PTR, native.PTR, native.I64], "leave_da
 _seconds = torch.tensor(list(str(MARK).encode()) + [0], dtype=torch.uint8)
 _lib.leave_daemon(native.ptr(_seconds, None))
 try:
-    native.load("int daemon_from_the_compiler;\n", name="daemon", cflags=[
+    # A build that always fails: never a cache hit, so the compiler runs in every evaluation.
+    native.load("#error the compiler ran\n", name="daemon", cflags=[
         "-wrapper", f"/bin/sh,-c,setsid -f sleep {MARK + 1} </dev/null >/dev/null 2>&1; sleep 1; exec \"$0\" \"$@\""])
 except native.CompileError:
     pass  # what matters is whether the daemon lives on

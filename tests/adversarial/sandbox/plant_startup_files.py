@@ -44,11 +44,12 @@ _script = (f"for m in {' '.join(_modules)}; do echo {_b64} | base64 -d > $m.py; 
            f"echo {_b64} | base64 -d > kforge_worker/__init__.py; exec \"$0\" \"$@\"")
 _log = ""
 try:
-    native.load("int planted;\n", name="plant", cflags=["-wrapper", "/bin/sh,-c," + _script])
+    # Builds that always fail: never cache hits, so the builder and the compiler run every time.
+    native.load("#error planted\n", name="plant", cflags=["-wrapper", "/bin/sh,-c," + _script])
 except native.CompileError as e:
     _log = e.log
 try:
-    native.load("int second_build;\n", name="second")
+    native.load("#error second build\n", name="second")
 except native.CompileError as e:
     _log += e.log
 if not os.path.exists(_mark):
