@@ -112,7 +112,9 @@ std::string BuildBroker::handle(const std::string& line) {
   SpawnOptions spawn;
   spawn.argv = {settings_.python, "-m", "kforge_worker.sandboxed_build"};
   spawn.env = settings_.env;
-  spawn.cwd = dir;
+  // Not the build folder: `python -m` puts its working folder first on its import path, and the
+  // sandboxed compiler can write the build folder. No sandbox sees the worker's root.
+  spawn.cwd = settings_.work_root;
   spawn.log_cap_bytes = 4u << 20;
   std::string reply;
   {

@@ -4,12 +4,15 @@ host files, the compiler kforge runs for them, the disk, other processes (docs/i
 Each attack does its work in C (the runtime checks of the Python audit hook never see it) and, when
 the sandbox stops it, raises at import with the system's answer ("attack blocked: ...: Read-only file
 system"); where it succeeded it stays quiet and computes the right answer, which is how it was judged
-`correct` before the sandbox stopped it. Every test also checks host facts: the cache entries that
-existed before are byte-for-byte unchanged, nothing was planted, the project's files are unchanged,
-and no folder or process of the evaluation is left.
+`correct` before the sandbox stopped it (attacks that leave something behind rather than cheat, a
+daemon or state for the next candidate, compute the right answer and are checked from outside). Every
+test also checks host facts: the cache entries that existed before are byte-for-byte unchanged,
+nothing was planted, the project's files are unchanged, and no folder or process of the evaluation
+is left.
 """
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -39,9 +42,18 @@ BLOCKED = {
     "compiler_wrapper": ("the wrapper wrote nothing",),
     "ptrace_init": ("Operation not permitted",),
     "input_mapping_write": ("Operation not permitted",),  # the seals of the input set's memfd
+    "preload_compiler": ("No such file or directory",),  # the library is not where the compiler runs
+    "plant_startup_files": ("no planted file ran",),
+    "read_api_keys": ("found no key",),
+    "hardlink_cache": ("Invalid cross-device link",),
+    "mutate_shared_inputs": ("Read-only file system",),
 }
 # Planted files an attack may leave in the shared cache (all must be absent afterwards).
 PLANTED = ("planted_", "poisoned-", "pwned-by-wrapper", ".swap-")
+# API keys kforge reads from its environment (its LLM clients): none may reach a candidate or its
+# compiler (read_api_keys), nor appear in what kforge reports about it.
+CANARY = "kforge-canary-7c1e"
+SECRETS = {name: f"{CANARY}-{name}" for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KFORGE_API_KEY", "HF_TOKEN")}
 
 
 def _sandboxed():
@@ -88,7 +100,7 @@ class Host:
         self.kforge = kforge
         self.tmp = kforge.tmp / "tmp"
         self.tmp.mkdir()
-        self.env = dict(kforge.env, TMPDIR=str(self.tmp))
+        self.env = dict(kforge.env, TMPDIR=str(self.tmp), **SECRETS)
         if tmp_gb is not None:
             (kforge.tmp / "kforge.toml").write_text(f"[sandbox]\ntmp_gb = {tmp_gb}\n")
         self.cache = _cache_root(kforge)
@@ -96,7 +108,16 @@ class Host:
         self.project = _project_hashes()
 
     def eval(self, candidate: Path, prob="relu"):
-        return self.kforge.eval(problem(prob), candidate, *QUICK, env=self.env)
+        proc, result = self.kforge.eval(problem(prob), candidate, *QUICK, env=self.env)
+        assert CANARY not in json.dumps(result) + proc.stdout + proc.stderr
+        return proc, result
+
+    def eval_several(self, *candidates: Path, prob="relu") -> list:
+        """One `kforge eval` of several candidates: one worker pool, the reference kept between them."""
+        out = self.kforge.tmp / "several.json"
+        proc = self.kforge.run("eval", problem(prob), *candidates, "--json", out, *QUICK, env=self.env)
+        assert out.exists(), proc.stdout + proc.stderr
+        return json.loads(out.read_text())["evaluations"]
 
     def assert_untouched(self):
         after = _snapshot(self.cache)
@@ -115,6 +136,13 @@ def _honest(host):
     return result
 
 
+def _assert_blocked(result, answer):
+    message = (result.get("error") or {}).get("message", "") + (result.get("error") or {}).get("log", "")
+    assert result["status"] == "runtime_error", {"status": result["status"], "error": result.get("error")}
+    assert "attack blocked" in message and answer in message, message[-1500:]
+    assert result["env"]["isolation"] == "bubblewrap"
+
+
 @pytest.mark.parametrize("name", sorted(BLOCKED))
 def test_attack_is_blocked(kforge, name):
     host = Host(kforge)
@@ -122,10 +150,7 @@ def test_attack_is_blocked(kforge, name):
     host.before = _snapshot(host.cache)
     proc, result = host.eval(ATTACKS / f"{name}.py")
     assert result is not None, proc.stdout + proc.stderr
-    message = (result.get("error") or {}).get("message", "") + (result.get("error") or {}).get("log", "")
-    assert result["status"] == "runtime_error", {"status": result["status"], "error": result.get("error")}
-    assert "attack blocked" in message and BLOCKED[name][0] in message, message[-1500:]
-    assert result["env"]["isolation"] == "bubblewrap"
+    _assert_blocked(result, BLOCKED[name][0])
     host.assert_untouched()
     # The victim still loads and is still right.
     assert _honest(host)["build"]["events"][0]["cache_hit"]
@@ -229,3 +254,83 @@ def test_load_inline_is_built_by_kforge_and_then_a_cache_hit(kforge):
     assert sorted(p.name for p in entry.iterdir()) == ["kforge-complete", runs[0]["name"] + ".so"]
     assert all(p.stat().st_uid == os.geteuid() for p in [entry, *entry.iterdir()])
     host.assert_untouched()
+
+
+def _processes_running(argument: bytes) -> list:
+    """Processes with `argument` among the words of their command line (a daemon's marker)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if argument in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_another_evaluation_is_out_of_sight(kforge):
+    """A concurrent evaluation's folder (a live owner's, so no kforge removes it) and the reference's
+    folder of the same run lie beside the candidate's folder on the host; it sees neither, nor any
+    process outside its sandbox."""
+    host = Host(kforge)
+    other = host.tmp / f"kforge-eval-{os.getpid()}-concurrent" / "candidate"
+    other.mkdir(parents=True)
+    (other / "candidate.py").write_text("# another evaluation's candidate\n")
+    proc, result = host.eval(ATTACKS / "read_other_evaluation.py")
+    assert result is not None, proc.stdout + proc.stderr
+    _assert_blocked(result, "No such file or directory")
+    assert "concurrent" not in result["error"]["message"] and "kforge-ref-" not in result["error"]["message"]
+    assert (other / "candidate.py").read_text() == "# another evaluation's candidate\n"
+    for path in (other / "candidate.py", other, other.parent):
+        path.unlink() if path.is_file() else path.rmdir()
+    host.assert_untouched()
+
+
+def test_the_reference_survives_a_candidate_that_signals_it(kforge):
+    host = Host(kforge)
+    evaluations = host.eval_several(ATTACKS / "kill_reference.py", HERE / "honest" / "relu_native.py")
+    _assert_blocked(evaluations[0], "No such process")
+    assert "0 processes outside" in evaluations[0]["error"]["message"]
+    assert evaluations[1]["status"] == "correct", evaluations[1].get("error")
+    assert evaluations[1]["env"]["workers"]["reference"]["origin"] == "kept from an earlier evaluation"
+    host.assert_untouched()
+
+
+def test_a_daemon_does_not_outlive_its_evaluation(kforge):
+    """Its own daemon and the compiler's run while kforge does (seen from outside, so the attack is
+    real) and are gone when kforge ends (nothing of a sandbox outlives it)."""
+    host = Host(kforge)
+    out = kforge.tmp / "result.json"
+    proc = subprocess.Popen([str(kforge.binary), "eval", problem("relu"), ATTACKS / "daemon_left_behind.py",
+                             "--json", out, *QUICK], env=host.env, cwd=kforge.tmp, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    seen = set()
+    while proc.poll() is None:
+        seen.update(m for m in (b"612347", b"612348") if _processes_running(m))
+        time.sleep(0.05)
+    log = proc.stdout.read().decode()[-2000:]
+    assert seen == {b"612347", b"612348"}, (seen, log)
+    result = json.loads(out.read_text())
+    # Not an attack on the verdict: it computes the right answer.
+    assert result["status"] == "correct", result.get("error")
+    left = _processes_running(b"612347") + _processes_running(b"612348")
+    assert not left, f"daemons left running: {left}"
+    host.assert_untouched()
+
+
+def _host_sysv_keys() -> set:
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return {int(line.split()[0]) for line in lines}
+
+
+def test_nothing_persists_from_one_candidate_to_the_next(kforge):
+    """/dev/shm, /tmp, System V IPC and abstract sockets are the sandbox's own: the next candidate (in
+    the same run, its process started while the first one ran) finds nothing, nor does the host."""
+    host = Host(kforge)
+    evaluations = host.eval_several(ATTACKS / "persist_plant.py", ATTACKS / "persist_probe.py")
+    assert evaluations[0]["status"] == "correct", evaluations[0].get("error")
+    _assert_blocked(evaluations[1], "No such file or directory")
+    assert "Connection refused" in evaluations[1]["error"]["message"]
+    assert not Path("/dev/shm/kforge-persist").exists()
+    assert 0x6B666F72 not in _host_sysv_keys()
+    host.assert_untouched()  # the daemon holding the socket included (its environment names host.tmp)
