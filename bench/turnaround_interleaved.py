@@ -2,7 +2,7 @@
 the same load. Each round: a cold evaluation (fresh cache, the device's peaks copied in from
 $OUT/peaks when present) and a cached one, per tree. Wall and CPU seconds (kforge and its workers).
 
-    OUT=/tmp/x python interleaved.py PROBLEM ROUNDS BEFORE_TREE AFTER_TREE PYTHON
+    OUT=/tmp/x python bench/turnaround_interleaved.py PROBLEM ROUNDS BEFORE_TREE AFTER_TREE PYTHON
 """
 import json, os, resource, shutil, subprocess, sys, time, statistics
 trees = {"before": sys.argv[3], "after": sys.argv[4]}  # two checkouts, each with build/kforge
