@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/scoped_env.h"
+
 #include "util/errors.h"
 #include "util/paths.h"
 
@@ -18,22 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value->c_str(), 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

@@ -9,6 +9,7 @@
 
 #include "target/target.h"
 #include "util/sandbox.h"
+#include "util/scoped_env.h"
 
 namespace kforge {
 namespace {
@@ -33,18 +34,19 @@ TEST(WorkerSpawn, ACompilerOutsideUsrNamedByCcIsInTheCandidatesView) {
   if (ec) GTEST_SKIP() << "cannot create " << opt << ": " << ec.message();
   std::ofstream(opt / "bin" / "gcc") << "#!/bin/sh\n";
   fs::permissions(opt / "bin" / "gcc", fs::perms::owner_all);
-  const char* old_cc = std::getenv("CC");
-  const std::string saved = old_cc ? old_cc : "";
-  setenv("CC", (opt / "bin" / "gcc").c_str(), 1);
-
   EvalOptions options;
   options.problem = source / "tests" / "e2e" / "problems" / "tiny_add.py";
   options.target = load_target(source / "targets" / "cpu");
   options.python = (source / ".venv" / "bin" / "python").string();
   const WorkerDirs dirs{"/tmp/kforge-test-shared", "", "/tmp/kforge-test-candidate"};
-  const auto with_cc = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
-  if (old_cc) setenv("CC", saved.c_str(), 1); else unsetenv("CC");
-  const auto without_cc = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  const auto with_cc = [&] {
+    ScopedEnv cc("CC", (opt / "bin" / "gcc").string());
+    return worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  }();
+  const auto without_cc = [&] {
+    ScopedEnv cc("CC", std::nullopt);
+    return worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  }();
   fs::remove_all(opt);
 
   ASSERT_EQ(with_cc.isolation, "bubblewrap");
