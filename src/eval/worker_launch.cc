@@ -58,6 +58,12 @@ const PythonInfo& python_info(const std::string& python) {
 
 }  // namespace
 
+nlohmann::json warm_args(const EvalOptions& options, int threads, bool preload) {
+  // A build-only evaluation never touches the device (it runs where there is none).
+  return {{"device", options.compile_only ? "cpu" : options.device}, {"threads", threads},
+          {"preload", preload ? options.target.preload : std::vector<std::string>{}}};
+}
+
 std::string resolve_python(const std::string& from_flag, const std::string& from_config) {
   if (!from_flag.empty()) return from_flag;
   if (!from_config.empty()) return from_config;

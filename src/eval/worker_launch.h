@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "eval/build_broker.h"
 #include "eval/eval_options.h"
 #include "util/subprocess.h"
@@ -32,6 +34,11 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
 // Which interpreter runs the worker: --python, config worker.python, <data>/.venv (a build tree),
 // $XDG_DATA_HOME/kforge/venv (an installed kforge, share/kforge/setup-worker.sh), python3.
 std::string resolve_python(const std::string& from_flag, const std::string& from_config);
+
+// The "warm" request's arguments: import torch and reach the device. `preload`: also import the
+// target's [worker] preload modules; worth it only ahead of need, since for a worker wanted now it
+// would delay a fast-path candidate that needs none of them.
+nlohmann::json warm_args(const EvalOptions& options, int threads, bool preload);
 
 // Everything needed to start a worker, not yet started: the pool compares these to tell whether an
 // idle worker was started exactly as a new one would be.

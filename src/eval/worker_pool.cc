@@ -30,14 +30,6 @@ constexpr int kReferenceEvaluations = 100;
 // How long a worker may take to import torch and initialise the device.
 constexpr double kWarmTimeoutS = 300;
 
-// `preload`: also import the modules the target's candidates usually import ([worker] preload). Worth
-// it only ahead of need: for a worker wanted now it would delay a fast-path candidate that needs none.
-json warm_args(const EvalOptions& options, int threads, bool preload) {
-  // A build-only evaluation never touches the device (it runs where there is none).
-  return {{"device", options.compile_only ? "cpu" : options.device}, {"threads", threads},
-          {"preload", preload ? options.target.preload : std::vector<std::string>{}}};
-}
-
 // Whether `pid` is a running process. Any process counts, whatever its name: kforge's library also runs
 // inside test binaries and other programs, and a folder of a live owner must never go. A pid reused by
 // another program only keeps a stale folder until that program ends.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "eval/device_lock.h"
+#include "eval/eval_run.h"
 #include "eval/timing_stats.h"
 #include "eval/worker_client.h"
 #include "eval/worker_launch.h"
@@ -85,12 +86,9 @@ Workers Session::start(const EvalOptions& o, double timeout_s) {
   // A worker that cannot even import torch or reach the device says so here, before any problem
   // code runs: the machine is at fault (environment_error, exit 4), not the problem or candidate.
   for (WorkerClient* worker : {w.ref.get(), w.cand.get()}) {
-    WorkerReply r = worker->request("warm", {{"device", o.device}, {"threads", threads_}, {"language", ""}},
-                                    Seconds(std::max(timeout_s, 300.0)));
-    if (r.kind != WorkerReply::kOk) {
-      std::string why = r.kind == WorkerReply::kError ? r.body["error"].value("message", "") : r.detail;
-      throw StepFailed{fmt::format("the {} worker did not start: {}", worker->role(), why), true};
-    }
+    WorkerReply r = worker->request("warm", warm_args(o, threads_, false), Seconds(std::max(timeout_s, 300.0)));
+    if (r.kind != WorkerReply::kOk)
+      throw StepFailed{fmt::format("the {} worker did not start: {}", worker->role(), reply_message(r)), true};
   }
   phase("loading problem");
   json problem = ask(*w.ref, "load_problem",
