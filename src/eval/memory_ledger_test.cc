@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "util/paths.h"
+#include "util/scoped_env.h"
 
 namespace kforge {
 namespace {
@@ -66,9 +67,8 @@ void let_go(Holder& h) {
 
 TEST(MemoryLedgerPath, NamedAfterThePhysicalDevice) {
   EXPECT_EQ(memory_ledger_path("cpu", DeviceLockSpec{}, "/l"), fs::path("/l/cpu-0.memory"));
-  ::setenv("KFORGE_TEST_VISIBLE", "2,3", 1);
+  ScopedEnv visible("KFORGE_TEST_VISIBLE", "2,3");
   EXPECT_EQ(memory_ledger_path("cuda:1", {false, "KFORGE_TEST_VISIBLE"}, "/l"), fs::path("/l/cuda-3.memory"));
-  ::unsetenv("KFORGE_TEST_VISIBLE");
 }
 
 TEST_F(MemoryLedgerTest, ReservationsThatFitStartAtOnceAndKnowTheyShared) {
