@@ -150,12 +150,14 @@ def device_peaks(device: str, cache_dir: Optional[str], remeasure: bool = False)
 
 
 def bandwidth_for(peaks: dict, working_set: int) -> float:
-    """The best copy bandwidth among measured levels at least as large as the working set (a working
-    set that fits a small level may also run at any larger level's rate, which small copies can
-    understate because of per-call overhead)."""
+    """The copy bandwidth of the largest measured level the working set fills (the closest size not
+    above it; the smallest level when it is below all): part of it still sits in that level's cache,
+    so the rate of a larger level (DRAM) would make the bound slower than an honest kernel. Larger
+    levels count too, since small copies can understate a level's rate through per-call overhead."""
     levels = sorted(peaks["bandwidth"], key=lambda lv: lv["working_set_bytes"])
-    fitting = [lv["bytes_per_s"] for lv in levels if working_set <= lv["working_set_bytes"]]
-    return max(fitting) if fitting else levels[-1]["bytes_per_s"]
+    filled = [lv for lv in levels if lv["working_set_bytes"] <= working_set]
+    floor = filled[-1]["working_set_bytes"] if filled else levels[0]["working_set_bytes"]
+    return max(lv["bytes_per_s"] for lv in levels if lv["working_set_bytes"] >= floor)
 
 
 def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict) -> dict:

@@ -79,6 +79,21 @@ def test_speed_of_light_uses_the_working_set_level():
     assert big["bound"] == "compute" and abs(big["sol_ms"] - 20.0) < 1e-9
 
 
+def test_speed_of_light_holds_a_working_set_to_the_level_it_fills():
+    # An 8 MiB working set still partly sits in a cache that 4 MiB copies measured: held to DRAM's
+    # rate (the 128 MiB level) its bound was slower than eager itself.
+    peaks = {"flops": {"float32": 1e11}, "bandwidth": [{"working_set_bytes": 256 << 10, "bytes_per_s": 1e11},
+                                                       {"working_set_bytes": 4 << 20, "bytes_per_s": 6e10},
+                                                       {"working_set_bytes": 128 << 20, "bytes_per_s": 1.5e10}]}
+    assert sol.bandwidth_for(peaks, 8 << 20) == 6e10
+    assert sol.bandwidth_for(peaks, 4 << 20) == 6e10
+    assert sol.bandwidth_for(peaks, 64 << 10) == 1e11  # below every level: the fastest
+    assert sol.bandwidth_for(peaks, 1 << 30) == 1.5e10
+    # A small level understated by per-call overhead never lowers the rate of a larger one.
+    peaks["bandwidth"][1]["bytes_per_s"] = 1e10
+    assert sol.bandwidth_for(peaks, 8 << 20) == 1.5e10
+
+
 def test_flops_of_a_matmul():
     m = nn.Linear(64, 32, bias=False)
     assert sol.count_flops(m, [torch.randn(8, 64)]) == 2 * 8 * 64 * 32
