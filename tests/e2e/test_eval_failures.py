@@ -50,6 +50,15 @@ def test_broken_candidate_status(kforge, name, status, kind, text):
     assert text in result["error"]["message"] + result["error"].get("log", ""), result["error"]
 
 
+def test_a_cached_input_changed_in_place_does_not_change_what_earlier_trials_kept(kforge):
+    # get_inputs returns the same tensor every call and the model doubles it: the next trial's call
+    # must not change the inputs and outputs kept for the trials before it.
+    proc, result = kforge.eval(problem("cached_inplace"), candidate("inplace_double"), *QUICK)
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "correct", {k: result.get(k) for k in ("error", "checks")}
+    assert result["correctness"]["trials_passed"] == 5
+
+
 def test_compile_error_is_trimmed_to_file_and_line(kforge):
     _, result = kforge.eval(TINY, candidate("compile_error"), *QUICK)
     log = result["error"]["log"]

@@ -72,6 +72,11 @@ class ReferenceSession:
         session.seed_everything(session.trial_seed(int(req["seed"]), trial))
         inputs = list(self.module.get_inputs())
         inputs = tensors.to_device(inputs, self.device)
+        # A problem may return the same tensors on every call: a forward that changes them in place
+        # would change what earlier trials kept (a live tensor's storage is never reused, so a shared
+        # pointer means the same tensor). Only then are they copied.
+        if tensors.storages(inputs) & self._kept_storages():
+            inputs = tensors.detach_clone(inputs)
         name = f"inputs_{req.get('tag', 'main')}_{trial}"
         # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
         before = self.exchange.publish(name, inputs)
@@ -171,6 +176,9 @@ class ReferenceSession:
         return {"load_problem": self.load_problem, "reset": self.reset, "make_trial": self.make_trial, "check": self.check,
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
                 **profiling.handlers(self), **memory_estimate.handlers()}
+
+    def _kept_storages(self) -> set:
+        return set().union(*(tensors.storages([t["outputs"], t["inputs_after"]]) for t in self.trials.values()))
 
     def _close_exchange(self) -> None:
         if self.exchange is not None:

@@ -39,6 +39,17 @@ def kept(obj, shared_storages=frozenset()):
     return obj
 
 
+def storages(obj) -> set:
+    """The data pointers of the storages of the tensors inside lists/tuples/dicts."""
+    if isinstance(obj, torch.Tensor):
+        return {obj.untyped_storage().data_ptr()}
+    if isinstance(obj, (list, tuple)):
+        return set().union(*(storages(x) for x in obj))
+    if isinstance(obj, dict):
+        return set().union(*(storages(v) for v in obj.values()))
+    return set()
+
+
 def describe(obj):
     """A JSON-friendly summary: shapes and dtypes of tensors, values of small scalars."""
     if isinstance(obj, torch.Tensor):
