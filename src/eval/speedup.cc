@@ -30,39 +30,29 @@ SpeedupEstimate estimate_speedup(const std::vector<double>& a, const std::vector
   SpeedupEstimate e;
   e.confidence = confidence;
   e.rounds = static_cast<int>(a.size());
-  if (a.empty()) return e;
-  const double mb = median(b);
-  e.point = mb > 0 ? median(a) / mb : 0;
-  if (a.size() < 3) {
+  // One ratio per round: the load a round ran under cancels out of it.
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < a.size(); ++i) ratios.push_back(b[i] > 0 ? a[i] / b[i] : 0);
+  if (ratios.empty()) return e;
+  e.point = median(ratios);
+  if (ratios.size() < 3) {
     e.method = "range of per-round ratios (fewer than 3 rounds)";
-    e.low = e.high = e.point;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double r = b[i] > 0 ? a[i] / b[i] : 0;
-      e.low = std::min(e.low, r);
-      e.high = std::max(e.high, r);
-    }
+    e.low = *std::min_element(ratios.begin(), ratios.end());
+    e.high = *std::max_element(ratios.begin(), ratios.end());
     return e;
   }
-  e.method = "paired bootstrap of the ratio of medians over per-round block medians";
+  e.method = "median of per-round ratios, paired bootstrap over rounds";
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick(0, a.size() - 1);
-  std::vector<double> ratios;
-  ratios.reserve(static_cast<std::size_t>(resamples));
-  std::vector<double> ra(a.size()), rb(b.size());
-  for (int r = 0; r < resamples; ++r) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const std::size_t k = pick(rng);
-      ra[i] = a[k];
-      rb[i] = b[k];
-    }
-    const double m = median(rb);
-    if (m > 0) ratios.push_back(median(ra) / m);
+  std::uniform_int_distribution<std::size_t> pick(0, ratios.size() - 1);
+  std::vector<double> medians(static_cast<std::size_t>(resamples)), resampled(ratios.size());
+  for (double& m : medians) {
+    for (double& r : resampled) r = ratios[pick(rng)];
+    m = median(resampled);
   }
-  if (ratios.empty()) return e;
-  std::sort(ratios.begin(), ratios.end());
+  std::sort(medians.begin(), medians.end());
   const double tail = (1.0 - confidence) / 2.0;
-  e.low = quantile(ratios, tail);
-  e.high = quantile(ratios, 1.0 - tail);
+  e.low = quantile(medians, tail);
+  e.high = quantile(medians, 1.0 - tail);
   return e;
 }
 

@@ -1,9 +1,11 @@
 // Noise-aware speedups: is B faster than A, with a confidence interval rather than one ratio.
 //
 // Input: per-round block medians of A (baseline) and B (candidate), measured interleaved so round i
-// of each saw the same machine conditions. Point estimate: median(A) / median(B). Interval: a paired
-// percentile bootstrap: rounds are resampled with replacement (keeping each A/B pair together) and
-// the ratio of medians recomputed. B counts as faster only when the interval's lower bound exceeds 1.
+// of each saw the same machine conditions. Point estimate: the median of the per-round ratios A/B
+// (a round's load cancels out of its ratio). Interval: a percentile bootstrap: rounds are resampled
+// with replacement and the median ratio recomputed. B counts as faster only when the interval's
+// lower bound exceeds 1. (A ratio of the two medians is not used: when the load moves both together,
+// both medians come from the same round, and that round's ratio is often the interval's end.)
 // With fewer than three rounds there is nothing to resample; the interval is then the range of the
 // per-round ratios, which is honest about how little is known.
 #pragma once
@@ -17,7 +19,7 @@
 namespace kforge {
 
 struct SpeedupEstimate {
-  double point = 0;       // median(baseline) / median(candidate); > 1 means the candidate is faster
+  double point = 0;       // median of baseline / candidate per round; > 1 means the candidate is faster
   double low = 0, high = 0;
   double confidence = 0.95;
   int rounds = 0;
