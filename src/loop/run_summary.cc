@@ -166,6 +166,15 @@ std::string verdict_text(const json& s) {
   const json& best = s.value("best", json());
   if (best.is_null())
     return "No correct candidate was found. Keep using the PyTorch reference.";
+  if (!best.value("median_ms", json()).is_number() && !best.value("vs_eager", json()).is_object()) {
+    // Correctness only (an interpreter, or timing turned off): nothing to say about speed either way.
+    const json options = s.value("options", json::object());
+    const std::string why = options.value("compile_only", false) ? " (--compile-only: it ran in the target's interpreter)"
+                            : !options.value("timing", true)    ? " (timing was turned off)"
+                                                                 : "";
+    return fmt::format("Best candidate {} is correct. No speed was measured{}, so whether it beats PyTorch is unknown.",
+                       best.value("step", ""), why);
+  }
   std::string line = fmt::format("Best candidate {}: {} ms, {} vs PyTorch eager", best.value("step", ""),
                                  ms(best.value("median_ms", json())), ratio(best.value("vs_eager", json())));
   if (best.value("vs_compile", json()).is_object()) line += fmt::format(", {} vs torch.compile", ratio(best["vs_compile"]));

@@ -108,4 +108,18 @@ TEST_F(RunSummaryTest, NoCorrectCandidateSaysKeepPyTorch) {
   EXPECT_EQ(verdict_text(json{{"best", nullptr}}), "No correct candidate was found. Keep using the PyTorch reference.");
 }
 
+TEST_F(RunSummaryTest, AnUntimedRunSaysNoSpeedWasMeasured) {
+  // --compile-only in an interpreter: the best is correct, with no timing at all.
+  json best = {{"step", "r0.s0.a0"}, {"median_ms", nullptr}, {"vs_eager", nullptr}, {"vs_compile", nullptr},
+               {"beats_pytorch", false}};
+  const std::string v = verdict_text(json{{"best", best}, {"options", {{"compile_only", true}}}});
+  EXPECT_NE(v.find("No speed was measured"), std::string::npos) << v;
+  EXPECT_NE(v.find("--compile-only"), std::string::npos) << v;
+  EXPECT_EQ(v.find("does not beat"), std::string::npos) << v;
+  EXPECT_EQ(v.find("Keep using PyTorch"), std::string::npos) << v;
+  EXPECT_EQ(v.find(" ms"), std::string::npos) << v;
+  const std::string untimed = verdict_text(json{{"best", best}, {"options", {{"timing", false}}}});
+  EXPECT_NE(untimed.find("No speed was measured"), std::string::npos) << untimed;
+}
+
 }  // namespace kforge::loop
