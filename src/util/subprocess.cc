@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -61,6 +62,50 @@ std::vector<pid_t> children_of(pid_t parent) {
   }
   closedir(dir);
   return out;
+}
+
+// A process's state, parent and process group, from /proc/<pid>/stat (a zombie keeps them all).
+struct ProcStat {
+  char state = 0;
+  pid_t ppid = 0, pgrp = 0;
+};
+std::optional<ProcStat> proc_stat(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = content.rfind(')');
+  ProcStat out;
+  long ppid = 0, pgrp = 0;
+  if (close == std::string::npos || std::sscanf(content.c_str() + close + 1, " %c %ld %ld", &out.state, &ppid, &pgrp) != 3)
+    return std::nullopt;
+  out.ppid = static_cast<pid_t>(ppid);
+  out.pgrp = static_cast<pid_t>(pgrp);
+  return out;
+}
+
+// Waits for the processes left in the killed process group `pgid`. Those whose parent died first
+// were re-parented to kforge (the subreaper) and, once dead, stay zombies until kforge waits for
+// them: a zombie no longer shows its environment (the tree id), but it keeps its group. Members
+// still under a dying parent are given a moment (a second at most) to come to kforge.
+void reap_group(pid_t pgid) {
+  const pid_t self = getpid();
+  ::kill(-pgid, SIGKILL);  // those of an exited worker too
+  for (int round = 0; round < 200 && ::kill(-pgid, 0) == 0; ++round) {
+    bool waited = false, dying = false;
+    DIR* dir = opendir("/proc");
+    if (!dir) return;
+    while (dirent* e = readdir(dir)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (*end != '\0' || pid <= 0) continue;
+      const std::optional<ProcStat> st = proc_stat(static_cast<pid_t>(pid));
+      if (!st || st->pgrp != pgid) continue;
+      if (st->ppid == self) waited = waitpid(static_cast<pid_t>(pid), nullptr, 0) > 0 || waited;
+      else if (st->state != 'Z') dying = true;
+    }
+    closedir(dir);
+    if (!waited && !dying) return;  // only zombies some other process will wait for
+    if (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 // True when /proc/<pid>/environ holds KFORGE_TREE_ID=<tree_id>.
@@ -367,6 +412,7 @@ void Subprocess::kill_tree() {
   // the subreaper. Any child of ours that is not a live worker is such an escapee: kill it.
   std::lock_guard workers_lock(g_workers_mutex);
   g_live_workers.erase(pid_);
+  reap_group(pid_);
   // Only processes carrying this tree's id in their environment are ours to kill: other children
   // of kforge (an LLM provider's command, another worker's tree) are left alone.
   for (int round = 0; round < 50; ++round) {

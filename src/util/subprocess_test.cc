@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -124,6 +125,38 @@ TEST(Subprocess, KillingATreeSparesKforgesOtherChildren) {
   EXPECT_EQ(kill(other, 0), 0) << "an unrelated child was killed";
   kill(other, SIGKILL);
   waitpid(other, nullptr, 0);
+}
+
+// Children of this process that have exited and were never waited for.
+int zombie_children() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;  // not a process
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = stat.rfind(')');
+    char state = 0;
+    long ppid = 0;
+    if (close != std::string::npos && std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
+        ppid == getpid() && state == 'Z')
+      ++n;
+  }
+  return n;
+}
+
+TEST(Subprocess, ManyKilledTreesLeaveNoZombies) {
+  // Like a long bench retiring worker after worker: each tree has processes in its group below the
+  // worker (a compiler, a pool of helpers), killed with it and re-parented to kforge, the subreaper.
+  become_subreaper();
+  const int before = zombie_children();
+  for (int i = 0; i < 10; ++i) {
+    auto p = Subprocess::spawn(shell("sleep 60 & sleep 60 & echo started >&3; wait"));
+    std::string line;
+    ASSERT_EQ(p->wait_line(soon(10000ms), &line), WaitOutcome::kReply);
+    p->kill_tree();
+  }
+  EXPECT_EQ(zombie_children() - before, 0);
 }
 
 TEST(RunCommand, CapturesOutputAndExitCode) {
