@@ -22,20 +22,48 @@ void crosscheck_backoff(int retry) {
   // a second; waiting longer before each re-measurement lets it pass without giving a cheat anything.
   std::this_thread::sleep_for(std::chrono::milliseconds(250 * retry * retry));
 }
+
+// The slowest of three no-op round trips to the reference worker, taken now: the delay a busy
+// machine adds to any request (waking the worker, then kforge). The reference is kforge's own
+// trusted process, so a candidate has no say in this figure. 0 when the reference does not answer.
+double machine_round_trip_ms(EvalRun& run) {
+  double slowest = 0;
+  for (int i = 0; i < 3; ++i) {
+    WorkerReply r = run.ref->request("ping", json::object(), Seconds(run.opt.reference_timeout_s));
+    if (r.kind != WorkerReply::kOk) return 0;
+    slowest = std::max(slowest, r.wall_ms);
+  }
+  return slowest;
+}
+
+// crosscheck_block for one timed reply. A block that looks under-reported is judged again with the
+// machine's round-trip delay, measured right after it, taken off kforge's clock. `record` gets the
+// figures.
+std::optional<std::string> crosscheck_reply(EvalRun& run, double reported_ms, const WorkerReply& reply, int reps,
+                                            double untimed_ms, json& record) {
+  record = {{"reported_ms", reported_ms}, {"wall_ms", reply.wall_ms}};
+  std::optional<std::string> why = crosscheck_block(reported_ms, reply.wall_ms, reps, untimed_ms);
+  if (!why) return why;
+  const double round_trip_ms = machine_round_trip_ms(run);
+  record["round_trip_ms"] = round_trip_ms;
+  return crosscheck_block(reported_ms, reply.wall_ms, reps, untimed_ms, round_trip_ms);
+}
 }  // namespace
 
-std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms) {
+std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms,
+                                            double round_trip_ms) {
   // Slack for the pipe round trip, JSON and Python call overhead around the timed region.
   const double slack_ms = 5.0 + 0.5 * reps;
   if (reported_sum_ms > wall_ms * 1.02 + 1.0)
     return fmt::format(
         "the candidate reported {:.3f} ms for {} repetitions, but only {:.3f} ms passed on kforge's clock",
         reported_sum_ms, reps, wall_ms);
-  if (reported_sum_ms + std::max(untimed_ms, 0.0) < 0.5 * wall_ms - slack_ms)
+  if (reported_sum_ms + std::max(untimed_ms, 0.0) < 0.5 * (wall_ms - std::max(round_trip_ms, 0.0)) - slack_ms)
     return fmt::format(
-        "the candidate reported {:.3f} ms for {} repetitions, but {:.3f} ms passed on kforge's clock "
+        "the candidate reported {:.3f} ms for {} repetitions, but {:.3f} ms passed on kforge's clock{} "
         "(its timer does not measure what it runs)",
-        reported_sum_ms, reps, wall_ms);
+        reported_sum_ms, reps, wall_ms,
+        round_trip_ms > 0 ? fmt::format(", {:.3f} ms of them the machine's round-trip delay", round_trip_ms) : "");
   return std::nullopt;
 }
 
@@ -70,9 +98,11 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     }
     double sum = 0;
     for (double t : block.times_ms) sum += t;
-    if (auto why = crosscheck_block(sum, r.wall_ms, reps, block.untimed_ms)) {
+    json record;
+    if (auto why = crosscheck_reply(run_, sum, r, reps, block.untimed_ms, record)) {
       if (++crosscheck_retries_ <= 2) {
-        crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}, {"remeasured", true}});
+        record["remeasured"] = true;
+        crosschecks.push_back(record);
         crosscheck_backoff(crosscheck_retries_);
         continue;
       }
@@ -80,7 +110,7 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       run_.fail(status::kRejected, "timing_crosscheck", *why);
       return std::nullopt;
     }
-    crosschecks.push_back({{"reported_ms", sum}, {"wall_ms", r.wall_ms}});
+    crosschecks.push_back(record);
     if (!judge_timing_reply(run_, block)) return std::nullopt;
     if (keep) {
       const std::vector<int> picks = run_.sampler.picks(reps, kCheckedRepsPerBlock);
@@ -257,23 +287,26 @@ bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
         Seconds(run.opt.timeout_s));
     WorkerReply r = in;
     TimedBlockReply block;
+    std::optional<std::string> disagreement;
+    json record;
     // As for timing blocks: a disagreement is measured again (the same inputs, twice at most) before
     // it rejects, since a busy host or another process's kernels on the GPU can stall one call.
     for (int attempt = 0; in.kind == WorkerReply::kOk; ++attempt) {
       r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
       if (r.kind != WorkerReply::kOk) break;
       block = TimedBlockReply::decode(r.body);
-      if (block.times_ms.size() != 1 || !crosscheck_block(block.times_ms[0], r.wall_ms, 1, block.untimed_ms) ||
-          attempt == 2)
-        break;
+      if (block.times_ms.size() != 1) break;
+      disagreement = crosscheck_reply(run, block.times_ms[0], r, 1, block.untimed_ms, record);
+      if (!disagreement || attempt == 2) break;
       crosscheck_backoff(attempt + 1);
     }
     if (r.kind != WorkerReply::kOk) {
       run.fail_from_candidate(r, "timing on fresh inputs");
       return false;
     }
-    if (block.times_ms.size() != 1 || crosscheck_block(block.times_ms[0], r.wall_ms, 1, block.untimed_ms)) {
-      run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock");
+    if (block.times_ms.size() != 1 || disagreement) {
+      run.fail(status::kRejected, "timing_crosscheck",
+               "timing on fresh inputs disagrees with kforge's clock" + (disagreement ? ": " + *disagreement : ""));
       return false;
     }
     if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {0}, {trial})) return false;

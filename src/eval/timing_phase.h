@@ -25,7 +25,10 @@ namespace kforge {
 // block: no more than the elapsed wall time, and not far less. Returns an explanation when not.
 // `untimed_ms`: what the worker reports spending between repetitions (swapping inputs, keeping
 // outputs), which kforge's clock sees and the repetition times rightly leave out.
-std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms = 0);
+// `round_trip_ms`: what a no-op request to the trusted reference worker takes right now; on a loaded
+// machine every round trip waits for a CPU, and that wait is not the candidate's timer's fault.
+std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms = 0,
+                                            double round_trip_ms = 0);
 
 struct TimingPlan {
   int warmup = 3;  // untimed repetitions of each function, before the rounds

@@ -29,6 +29,15 @@ TEST(Crosscheck, ReportingFarLessThanElapsedFails) {
   EXPECT_TRUE(crosscheck_block(100.0, 50.0, 5, 60.0));
 }
 
+TEST(Crosscheck, TheMachinesRoundTripDelayIsNotTheTimersFault) {
+  // A 1-repetition block on a loaded machine: 0.8 ms reported, 24 ms on kforge's clock, and a no-op
+  // round trip to the reference takes 22 ms right now.
+  EXPECT_TRUE(crosscheck_block(0.8, 24.0, 1));
+  EXPECT_FALSE(crosscheck_block(0.8, 24.0, 1, 0, 22.0));
+  // Work hidden from the timer still shows: 100 ms passed, 22 of them the machine's.
+  EXPECT_TRUE(crosscheck_block(5.0, 100.0, 5, 0, 22.0));
+}
+
 TEST(TimingStats, MedianQuartilesAndSpread) {
   TimingStats s = summarize({5, 1, 4, 2, 3});
   EXPECT_EQ(s.reps, 5);
@@ -99,6 +108,54 @@ TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
   EXPECT_EQ(log, (std::vector<std::string>{"a*:1", "b*:1", "a:5", "b:5", "b:5"}));
   EXPECT_EQ(a.block_medians_ms.size(), 1u);
   EXPECT_EQ(b.block_medians_ms.size(), 1u);
+}
+
+// A worker answering `time` with one repetition of `reported` ms after `delay` seconds, and `ping`
+// after `ping_delay` seconds: the load of a busy machine held the round trip, or work the timer
+// did not see.
+std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay, const std::string& reported,
+                                          const std::string& ping_delay) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", R"sh(
+while read line; do
+  id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+  cmd=$(echo "$line" | sed 's/.*"cmd":"\([a-z_]*\)".*/\1/')
+  case $cmd in
+    time) sleep )sh" + delay + R"sh(; echo "{\"id\":$id,\"ok\":true,\"times_ms\":[)sh" + reported + R"sh(],\"untimed_ms\":0}" >&3 ;;
+    ping) sleep )sh" + ping_delay + R"sh(; echo "{\"id\":$id,\"ok\":true}" >&3 ;;
+    *) echo "{\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"runtime_error\",\"message\":\"unknown\"}}" >&3 ;;
+  esac
+done)sh"};
+  o.env = {{"PATH", "/usr/bin:/bin"}};
+  return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
+}
+
+struct FakeTiming {
+  FakeTiming(const std::string& block_delay, const std::string& reported, const std::string& ping_delay)
+      : ref(fake_worker("reference", "0", "0", ping_delay)), cand(fake_worker("candidate", block_delay, reported, "0")) {
+    run.ref = ref.get();
+    run.cand = cand.get();
+  }
+  EvalOptions options;
+  EvalRun run{options, nullptr, nullptr};
+  std::unique_ptr<WorkerClient> ref, cand;
+};
+
+TEST(CandidateTimer, AnHonestBlockOnALoadedMachinePasses) {
+  // Every round trip takes 150 ms, the reference's no-op as much as the candidate's block.
+  FakeTiming t("0.15", "0.8", "0.15");
+  CandidateTimer timer(t.run);
+  EXPECT_TRUE(timer.time_block(1, false)) << t.run.doc.dump();
+  EXPECT_TRUE(t.run.status.empty());
+}
+
+TEST(CandidateTimer, WorkHiddenFromTheTimerIsRejected) {
+  // 0.8 ms reported for 300 ms of work, while the reference answers at once.
+  FakeTiming t("0.3", "0.8", "0");
+  CandidateTimer timer(t.run);
+  EXPECT_FALSE(timer.time_block(1, false));
+  EXPECT_EQ(t.run.status, status::kRejected);
+  EXPECT_EQ(t.run.doc["error"]["kind"], "timing_crosscheck");
 }
 
 TEST(EvalView, DecodesWhatTheEvaluatorWrites) {

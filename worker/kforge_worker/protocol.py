@@ -29,10 +29,12 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
         request = json.loads(line)
         rid = request.get("id")
         cmd = request.get("cmd")
-        if cmd == "exit":
+        if cmd in ("exit", "ping"):  # ping: kforge times a no-op round trip (the machine's delay)
             out.write(json.dumps({"id": rid, "ok": True}) + "\n")
             out.flush()
-            return
+            if cmd == "exit":
+                return
+            continue
         handler = handlers.get(cmd, fallback)
         try:
             if handler is None:

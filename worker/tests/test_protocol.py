@@ -1,4 +1,4 @@
-"""Error replies: which kind each failure is reported as."""
+"""The command channel: which kind each failure is reported as, and the commands every worker answers."""
 
 from kforge_worker import protocol
 
@@ -15,3 +15,18 @@ def test_out_of_memory_on_the_host_or_device_is_device_oom():
 def test_other_failures_keep_their_kind():
     assert protocol.error_reply(ValueError("bad shape"))["error"]["kind"] == "runtime_error"
     assert protocol.error_reply(RuntimeError("can't allocate a name"))["error"]["kind"] == "runtime_error"
+
+
+def test_ping_is_answered_without_a_handler(monkeypatch, tmp_path):
+    # kforge times no-op round trips to learn the machine's delay (docs/checks.md, timing_crosscheck).
+    import io
+    import json
+    import os
+
+    replies = tmp_path / "replies"
+    fd = os.open(replies, os.O_WRONLY | os.O_CREAT)
+    monkeypatch.setenv("KFORGE_RESPONSE_FD", str(fd))
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"cmd": "ping", "id": 7}\n{"cmd": "exit", "id": 8}\n'))
+    protocol.serve({})
+    os.close(fd)
+    assert [json.loads(line) for line in replies.read_text().splitlines()] == [{"id": 7, "ok": True}, {"id": 8, "ok": True}]
