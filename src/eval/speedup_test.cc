@@ -63,8 +63,8 @@ TEST(Speedup, ThePointLiesInsideTheIntervalWhenTheLoadMovesBothTogether) {
 
 TEST(Speedup, ThePointIsNeverAnEndOfTheIntervalUnderChangingLoad) {
   std::mt19937 rng(3);
-  std::lognormal_distribution<double> load(0, 1.0);   // round-to-round load, shared by both
-  std::normal_distribution<double> noise(0, 0.05);    // each function's own noise
+  std::lognormal_distribution<double> load(0, 1.0);  // round-to-round load, shared by both
+  std::normal_distribution<double> noise(0, 0.05);   // each function's own noise
   for (int trial = 0; trial < 50; ++trial) {
     std::vector<double> a, b;
     for (int round = 0; round < 5; ++round) {

@@ -113,8 +113,8 @@ TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
 // A worker answering `time` with one repetition of `reported` ms after `delay` seconds, and `ping`
 // after `ping_delay` seconds: the load of a busy machine held the round trip, or work the timer
 // did not see.
-std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay, const std::string& reported,
-                                          const std::string& ping_delay) {
+std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay,
+                                          const std::string& reported, const std::string& ping_delay) {
   SpawnOptions o;
   o.argv = {"/bin/sh", "-c", R"sh(
 while read line; do

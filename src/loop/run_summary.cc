@@ -169,9 +169,9 @@ std::string verdict_text(const json& s) {
   if (!best.value("median_ms", json()).is_number() && !best.value("vs_eager", json()).is_object()) {
     // Correctness only (an interpreter, or timing turned off): nothing to say about speed either way.
     const json options = s.value("options", json::object());
-    const std::string why = options.value("compile_only", false) ? " (--compile-only: it ran in the target's interpreter)"
-                            : !options.value("timing", true)    ? " (timing was turned off)"
-                                                                 : "";
+    std::string why;
+    if (options.value("compile_only", false)) why = " (--compile-only: it ran in the target's interpreter)";
+    else if (!options.value("timing", true)) why = " (timing was turned off)";
     return fmt::format("Best candidate {} is correct. No speed was measured{}, so whether it beats PyTorch is unknown.",
                        best.value("step", ""), why);
   }

@@ -75,7 +75,8 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
   auto close = content.rfind(')');
   ProcStat out;
   long ppid = 0, pgrp = 0;
-  if (close == std::string::npos || std::sscanf(content.c_str() + close + 1, " %c %ld %ld", &out.state, &ppid, &pgrp) != 3)
+  if (close == std::string::npos ||
+      std::sscanf(content.c_str() + close + 1, " %c %ld %ld", &out.state, &ppid, &pgrp) != 3)
     return std::nullopt;
   out.ppid = static_cast<pid_t>(ppid);
   out.pgrp = static_cast<pid_t>(pgrp);
