@@ -66,6 +66,9 @@ def test_transfer_transcript_replays(kforge, transcript, problem, sets, source, 
     summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["target"] == to_target
     assert summary["best"] is not None, "no correct candidate"
+    if "--compile-only" in to_flags:  # the interpreter times nothing: the verdict must not judge speed
+        assert "No speed was measured" in summary["verdict"], summary["verdict"]
+        assert "Keep using PyTorch" not in summary["verdict"], summary["verdict"]
     assert summary["usage"]["calls"] == len(entries)
     best = (kforge.tmp / "out" / "best.py").read_text()
     assert new_marker in best and source_line not in best
