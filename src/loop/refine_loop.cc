@@ -22,7 +22,6 @@
 #include "agent/reply_idea.h"
 #include "agent/reply_parser.h"
 #include "agent/source_diff.h"
-#include "eval/evaluator.h"
 #include "llm/errors.h"
 #include "loop/attempt_history.h"
 #include "loop/keep_decision.h"
