@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "bench/evaluation_relay.h"
 #include "bench/outcome.h"
 #include "eval/eval_result.h"
 #include "loop/run_options.h"
@@ -171,9 +172,13 @@ class Runner {
     o.problem = row.problem;
     o.device = device == "cpu" && o.target == "cpu" ? "" : device;
     o.out_dir = (fs::path(ctx_.options.out_dir) / "problems" / row.name).string();
+    // A profile runs the candidate on this host, where a relayed run's evaluations do not run.
+    if (relays()) o.profile = false;
     return ctx_.store->create_bench_run(ctx_.bench_id, row.name, o.problem, row.problem_sha256, o.target, o.llm,
                                         loop::to_json(o));
   }
+
+  bool relays() const { return ctx_.executor && ctx_.executor->relays_runs(); }
 
   bool run_llm(StoredBenchProblem& row, const std::string& device) {
     auto start = Clock::now();
@@ -185,6 +190,12 @@ class Runner {
     spawn.argv = {ctx_.kforge_exe.string()};
     if (ctx_.config_path) spawn.argv.insert(spawn.argv.end(), {"--config", ctx_.config_path->string()});
     spawn.argv.insert(spawn.argv.end(), {"run", "--resume", std::to_string(row.run_id), "--db", ctx_.db_path.string()});
+    // The run's evaluations come here and go through the bench's executor (bench/evaluation_relay.h).
+    std::optional<EvaluationRelay> relay;
+    if (relays()) {
+      relay.emplace(*ctx_.executor);
+      spawn.argv.push_back("--relay-evaluations");
+    }
     spawn.env = current_environment();
     spawn.log_cap_bytes = 1ull << 30;
     fs::create_directories(ctx_.log_dir);
@@ -193,14 +204,24 @@ class Runner {
     bool interrupted = false;
     std::string line;
     while (true) {
-      auto outcome = child->wait_line(Clock::now() + std::chrono::milliseconds(200), &line);
+      if (relay) relay->deliver([&](const std::string& answer) { return child->send_line(answer); });
+      auto outcome = child->wait_line(Clock::now() + std::chrono::milliseconds(relay ? 50 : 200), &line);
       if (outcome == WaitOutcome::kExited) break;
+      if (outcome == WaitOutcome::kReply && relay) relay->handle(line);
       if (cancelled() && !interrupted) {
         ::kill(child->pid(), SIGINT);  // the run stops after its current step and can be resumed
         interrupted = true;
       }
     }
     child->finish(std::chrono::milliseconds(0));
+    std::string node;
+    if (relay) {
+      const std::string lost = relay->lost();
+      node = relay->last_node();
+      relay.reset();  // waits for requests the run no longer waits for
+      auto run = ctx_.store->run(row.run_id);
+      if (!lost.empty() && run && run->status != "finished") throw ExecutorLost(lost);  // resumed with the bench
+    }
     auto run = ctx_.store->run(row.run_id);
     if (interrupted && run && run->status != "finished") return false;  // resumed with the bench
     if (run && run->summary.is_object() && run->summary.value("stop_reason", "") == status::kEnvironmentError) {
@@ -216,6 +237,7 @@ class Runner {
     if (run && run->status == "running")  // the child died without recording an end
       row.outcome["message"] = fmt::format("kforge run ended with {}; log: {}", child->exit_status().describe(),
                                            spawn.log_file.string());
+    if (!node.empty()) row.outcome["node"] = node;  // where its latest evaluation ran
     row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
     return true;
   }

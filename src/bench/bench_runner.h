@@ -35,7 +35,7 @@ struct BenchContext {
   std::filesystem::path kforge_exe;                  // llm mode: the binary that runs each problem
   std::filesystem::path log_dir;                     // evaluation and run logs of this bench
   BenchProgress* progress = nullptr;
-  Executor* executor = nullptr;                      // candidates mode: where evaluations run
+  Executor* executor = nullptr;                      // where evaluations run (llm mode: when it relays runs)
   const llm::CancelFlag* cancel = nullptr;
   double prior_wall_seconds = 0;                     // earlier sessions of a resumed bench
 };

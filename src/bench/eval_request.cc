@@ -14,6 +14,7 @@ using json = nlohmann::json;
 
 json make_eval_request(const EvalOptions& o) {
   json r = {{"version", kEvalRequestVersion},
+            {"kind", "evaluation"},
             {"problem", {{"file", o.problem.filename().string()}, {"source", read_file(o.problem)}}},
             {"candidate", {{"file", o.candidate.filename().string()}, {"source", read_file(o.candidate)}}},
             {"target", o.target.name},
@@ -40,6 +41,18 @@ json make_eval_request(const EvalOptions& o) {
   return r;
 }
 
+json make_pair_request(const EvalOptions& options, const fs::path& best, const fs::path& challenger) {
+  EvalOptions o = options;
+  o.candidate = best;
+  o.timing = true;
+  json r = make_eval_request(o);
+  r["kind"] = "pair";
+  r["challenger"] = {{"file", challenger.filename().string()}, {"source", read_file(challenger)}};
+  return r;
+}
+
+bool is_pair_request(const json& request) { return request.value("kind", "") == "pair"; }
+
 namespace {
 
 // A plain file name: a request must not write outside its folder.
@@ -65,6 +78,9 @@ EvalOptions eval_options_from_request(const json& r, const TargetRegistry& regis
   if (r.value("version", 0) != kEvalRequestVersion)
     throw InputError(fmt::format("evaluation request version {} (this kforge reads {})", r.value("version", 0),
                                  kEvalRequestVersion));
+  const std::string kind = r.value("kind", "");
+  if (kind != "evaluation" && kind != "pair")
+    throw InputError(fmt::format("evaluation request: unknown kind '{}' (evaluation, pair)", kind));
   EvalOptions o;
   try {
     o.target = registry.get(r.at("target").get<std::string>());
@@ -96,6 +112,16 @@ EvalOptions eval_options_from_request(const json& r, const TargetRegistry& regis
   }
   o.log_dir = workdir / "logs";
   return o;
+}
+
+fs::path challenger_from_request(const json& r, const fs::path& workdir) {
+  if (!is_pair_request(r) || !r.contains("challenger")) throw InputError("evaluation request: not a pair with a challenger");
+  try {
+    // A folder of its own, as the candidate's: each sandbox sees only its own file.
+    return write_source(r.at("challenger"), "challenger", workdir / "challenger");
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("malformed evaluation request: {}", e.what()));
+  }
 }
 
 }  // namespace kforge::bench

@@ -88,5 +88,26 @@ TEST_F(EvalRequestTest, RejectsFileNamesThatLeaveTheFolderAndMalformedRequests) 
   EXPECT_THROW(eval_options_from_request(unknown, registry_, dir_ / "node"), InputError);
 }
 
+TEST_F(EvalRequestTest, APairCarriesTheBestAndTheChallengerEachInAFolderOfItsOwn) {
+  std::ofstream(dir_ / "in" / "r1.s0.a0.py") << "# challenger\n";
+  EvalOptions o = options();
+  nlohmann::json r = make_pair_request(o, o.candidate, dir_ / "in" / "r1.s0.a0.py");
+  EXPECT_TRUE(is_pair_request(r));
+  EXPECT_FALSE(is_pair_request(make_eval_request(o)));
+  EXPECT_TRUE(r["timing"].get<bool>());  // a pair is a timing: it holds a whole device
+  EvalOptions back = eval_options_from_request(r, registry_, dir_ / "node");
+  fs::path challenger = challenger_from_request(r, dir_ / "node");
+  EXPECT_EQ(read_file(back.candidate), "# candidate\n");
+  EXPECT_EQ(read_file(challenger), "# challenger\n");
+  EXPECT_NE(challenger.parent_path(), back.candidate.parent_path());
+  EXPECT_THROW(challenger_from_request(make_eval_request(o), dir_ / "node"), InputError);
+  nlohmann::json forged = r;
+  forged["challenger"]["file"] = "../escape.py";
+  EXPECT_THROW(challenger_from_request(forged, dir_ / "node"), InputError);
+  nlohmann::json unknown = r;
+  unknown["kind"] = "profile";
+  EXPECT_THROW(eval_options_from_request(unknown, registry_, dir_ / "node"), InputError);
+}
+
 }  // namespace
 }  // namespace kforge::bench

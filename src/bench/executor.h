@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "eval/eval_options.h"
 #include "eval/eval_result.h"
 
@@ -15,6 +17,12 @@ namespace kforge::bench {
 struct ExecutedEval {
   EvalResult result;
   std::string node;  // where it ran: "local", or the Ray node ("host/1a2b3c4d")
+};
+
+// What a node answered to an evaluation request (bench/eval_request.h).
+struct ExecutedRequest {
+  nlohmann::json result;  // an EvalResult, or for a pair a loop::PairMeasurement
+  std::string node;
 };
 
 // The executor can run nothing more (its Ray driver died): the bench stops as interrupted and
@@ -33,6 +41,16 @@ class Executor {
   virtual ExecutedEval evaluate(const EvalOptions& options, bool alone) = 0;
   // The bench has no more evaluations of `problem`: what is kept for it (a reference process) can go.
   virtual void problem_done(const std::filesystem::path& /*problem*/) {}
+
+  // Whether the runs of a `--llm` bench send their evaluations here (bench/evaluation_relay.h) rather
+  // than evaluating in their own processes, as they do with the local executor (its worker pool
+  // starts the next candidate's process while the model writes).
+  virtual bool relays_runs() const { return false; }
+  // Runs a request made elsewhere (a relayed run's evaluation or head-to-head pair) and waits for
+  // it; only an executor that relays runs has this. Throws as evaluate() does.
+  virtual ExecutedRequest run_request(const nlohmann::json& /*request*/) {
+    throw std::logic_error("this executor runs no relayed requests");
+  }
 };
 
 }  // namespace kforge::bench

@@ -116,9 +116,14 @@ void RayExecutor::pump() {
 }
 
 ExecutedEval RayExecutor::evaluate(const EvalOptions& options, bool /*alone: the resources say it*/) {
-  json submit = {{"op", "submit"},
-                 {"resources", ray_resources(options_.device_kind, options.timing)},
-                 {"request", make_eval_request(options)}};
+  ExecutedRequest done = run_request(make_eval_request(options));
+  return {EvalResult{std::move(done.result)}, std::move(done.node)};
+}
+
+ExecutedRequest RayExecutor::run_request(const json& request) {
+  // A pair is a timing of two candidates: it holds a whole device, as a timing does.
+  const bool timing = is_pair_request(request) || request.value("timing", false);
+  json submit = {{"op", "submit"}, {"resources", ray_resources(options_.device_kind, timing)}, {"request", request}};
   std::future<json> reply;
   {
     std::lock_guard lock(mutex_);
@@ -130,7 +135,7 @@ ExecutedEval RayExecutor::evaluate(const EvalOptions& options, bool /*alone: the
   json r = reply.get();
   if (r.value("event", "") != "result")
     throw std::runtime_error(r.value("message", "the Ray task failed without a message"));
-  return {EvalResult{r.at("result")}, r.value("node", "")};
+  return {r.at("result"), r.value("node", "")};
 }
 
 }  // namespace kforge::bench

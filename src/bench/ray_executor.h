@@ -50,6 +50,8 @@ class RayExecutor : public Executor {
   ~RayExecutor() override;  // shuts the bridge down (and with it a local Ray instance)
 
   ExecutedEval evaluate(const EvalOptions& options, bool alone) override;
+  bool relays_runs() const override { return true; }
+  ExecutedRequest run_request(const nlohmann::json& request) override;
 
   const std::string& address() const { return address_; }
   int nodes() const { return nodes_; }

@@ -64,8 +64,6 @@ void choose_executor(const BenchArgs& a, const Config& config, bench::BenchOptio
   if (!a.ray_address.empty()) o.ray_address = a.ray_address;
   else if (auto r = config.get_string("bench.ray_address"); r && o.ray_address.empty()) o.ray_address = *r;
   if (o.executor != "ray") return;
-  if (o.mode == "llm")
-    throw InputError("--executor ray runs --candidates benches; a --llm bench evaluates on this host (--executor local)");
   if (!o.run.sandbox) throw InputError("--executor ray evaluates only inside the candidate sandbox: drop --no-sandbox");
 }
 
@@ -203,7 +201,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
                                 opt.jobs);
   ctx.progress = &progress;
   if (local) local->report_to([&progress](const std::string& message) { progress.event(message); });
-  if (opt.mode == "llm" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
+  if (opt.mode == "llm" && opt.executor == "local" && opt.jobs > 1 && std::count(opt.devices.begin(), opt.devices.end(), "cpu"))
     progress.event("note: with --jobs > 1 on the CPU, the runs' timings disturb each other; use --jobs 1 for figures to compare");
   progress.event(fmt::format("bench {}{}: {} problems ({} done) on {} with {}, {} at a time (resume with `kforge bench --resume {}`)",
                              id, resume > 0 ? " resumed" : "", rows.size(), done, where,

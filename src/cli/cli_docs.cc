@@ -15,8 +15,9 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty() && !s->get_group().empty(); });
 }
 
+// Options a user sees in --help (internal ones have an empty group).
 std::vector<const CLI::Option*> named_options(const CLI::App& app) {
-  return app.get_options([](const CLI::Option* o) { return o->nonpositional(); });
+  return app.get_options([](const CLI::Option* o) { return o->nonpositional() && !o->get_group().empty(); });
 }
 
 std::vector<std::string> option_names(const CLI::Option& o) {

@@ -17,12 +17,12 @@ class CliDocs : public ::testing::Test {
  protected:
   void SetUp() override { build_cli(app_, global_, &exit_code_); }
 
-  // Every visible subcommand (nested ones too) and every option name of each.
+  // Every visible subcommand (nested ones too) and every visible option name of each.
   // `dash`: how the text spells "-" (roff escapes it).
   void expect_all_named(const std::string& text, const CLI::App& app, const std::string& what,
                         const std::string& dash = "-") {
     for (const CLI::Option* o : app.get_options())
-      if (o->nonpositional()) {
+      if (o->nonpositional() && !o->get_group().empty()) {
         for (const auto& l : o->get_lnames()) EXPECT_NE(text.find(spell("--" + l, dash)), std::string::npos) << what << ": --" << l;
         for (const auto& s : o->get_snames()) EXPECT_NE(text.find(spell("-" + s, dash)), std::string::npos) << what << ": -" << s;
       }
@@ -41,6 +41,13 @@ TEST_F(CliDocs, CompletionsAndManPageNameEverySubcommandAndFlag) {
   expect_all_named(bash_completion(app_), app_, "bash");
   expect_all_named(zsh_completion(app_), app_, "zsh");
   expect_all_named(man_page(app_, "kforge 9.9.9"), app_, "man", "\\-");
+}
+
+TEST_F(CliDocs, InternalFlagsStayOutOfCompletionsAndManPage) {
+  ASSERT_NE(app_.get_subcommand("run")->get_option_no_throw("--relay-evaluations"), nullptr);
+  EXPECT_EQ(bash_completion(app_).find("relay-evaluations"), std::string::npos);
+  EXPECT_EQ(zsh_completion(app_).find("relay-evaluations"), std::string::npos);
+  EXPECT_EQ(man_page(app_, "kforge 9.9.9").find("relay\\-evaluations"), std::string::npos);
 }
 
 TEST_F(CliDocs, HiddenCommandsStayOutOfTheCompletions) {

@@ -1,6 +1,7 @@
 // `kforge eval-request` (internal; the Ray executor runs it on each node, docs/bench.md#executors):
 // reads one evaluation request (bench/eval_request.h) on stdin, evaluates it on this machine and
-// writes {"result": EvalResult} or {"refused": why} as one JSON line on stdout. Nothing is stored
+// writes {"result": EvalResult} (a pair: {"result": PairMeasurement}) or {"refused": why} as one
+// JSON line on stdout. Nothing is stored
 // here: the driver stores the result. A node evaluates only inside the candidate sandbox.
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 #include "cli/logging.h"
 #include "eval/evaluator.h"
 #include "eval/worker_launch.h"
+#include "eval/worker_pool.h"
+#include "loop/keep_decision.h"
+#include "loop/pair_timing.h"
 #include "target/target.h"
 #include "util/errors.h"
 #include "util/paths.h"
@@ -57,6 +61,12 @@ json evaluate_request(const json& request) {
   auto registry = TargetRegistry::load(data_dir() / "targets");
   EvalOptions options = bench::eval_options_from_request(request, registry, dir.path());
   if (!fs::exists(options.python)) options.python = resolve_python("", "");  // installed elsewhere on this node
+  if (bench::is_pair_request(request)) {
+    const fs::path challenger = bench::challenger_from_request(request, dir.path());
+    WorkerPool pool;
+    loop::PairMeasurement m = loop::measure_pair(options, options.candidate, challenger, pool, nullptr, nullptr);
+    return {{"result", loop::pair_measurement_to_json(m)}};
+  }
   EvalResult result = evaluate(options);
   const json isolation = result.doc.contains("env") ? result.doc["env"].value("isolation", json()) : json();
   if (isolation.is_string() && isolation != "bubblewrap")

@@ -2,14 +2,17 @@
 // from a PyTorch reference to a verified, faster kernel. `kforge run --resume RUN` continues a
 // run that was interrupted or killed, from the store. Writes the best candidate as a standalone
 // file, a JSON summary and a Markdown report (docs/loop.md).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/prompt_renderer.h"
+#include "bench/relayed_evaluations.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "cli/exit_codes.h"
@@ -49,6 +52,7 @@ struct RunArgs {
   bool no_profile = false;
   std::string resume;  // N or run-N
   std::string record, db;
+  bool relay_evaluations = false;  // internal: a bench's executor evaluates (bench/relayed_evaluations.h)
   ResultOutput out;
 };
 
@@ -74,7 +78,16 @@ json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptio
   return summary;
 }
 
+// The bench that starts a run with --relay-evaluations answers on stdin what it is asked on fd 3
+// (the run's reply pipe). Checked before anything here opens a file, which could take fd 3.
+void check_relay_pipes() {
+  struct stat st{};
+  if (fstat(3, &st) != 0 || !S_ISFIFO(st.st_mode))
+    throw InputError("--relay-evaluations is for the runs `kforge bench` starts (it needs the bench's pipes)");
+}
+
 int run_run(RunArgs& a, const GlobalOptions& global) {
+  if (a.relay_evaluations) check_relay_pipes();
   setup_logging(global);
   llm::install_sigint_handler();
   Config config = load_config(global.config_path);
@@ -158,6 +171,11 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.progress = &progress;
   ctx.cancel = &llm::global_cancel_flag();
   ctx.provider_spawns_processes = llm::parse_provider_spec(opt.llm).kind == "exec";
+  std::optional<bench::RelayedEvaluations> relayed;
+  if (a.relay_evaluations) {
+    relayed.emplace(STDIN_FILENO, 3);
+    ctx.evaluations = &*relayed;
+  }
 
   progress.event(fmt::format("run {}{}: {} on {} with {} (resume with `kforge run --resume {}`)", run_id,
                              resume > 0 ? " resumed" : "", fs::path(opt.problem).filename().string(), opt.target,
@@ -216,9 +234,11 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   cmd->add_option("-o,--out", o.out_dir, "Output directory (default ./kforge-out/run-N)");
   cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
   add_json_option(cmd, a->out, "the run's summary (as summary.json)");
+  cmd->add_flag("--relay-evaluations", a->relay_evaluations, "Send evaluations to the bench that started this run")
+      ->group("");  // internal: `kforge bench` with an executor that relays runs (docs/bench.md#executors)
   cmd->callback([a, cmd, &global, exit_code] {
     // A resumed run keeps the settings it was started with; a different one would be ignored.
-    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "record", "db", "json"}, "run");
+    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "record", "db", "json", "relay-evaluations"}, "run");
     *exit_code = run_run(*a, global);
   });
 }

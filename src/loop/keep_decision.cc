@@ -18,6 +18,25 @@ json KeepDecision::to_json() const {
           {"detail", detail}};
 }
 
+json pair_measurement_to_json(const PairMeasurement& m) {
+  return {{"complete", m.complete}, {"failure", m.failure}, {"vs_best", kforge::to_json(m.vs_best)}, {"detail", m.detail}};
+}
+
+PairMeasurement pair_measurement_from_json(const json& j) {
+  PairMeasurement m;
+  m.complete = j.at("complete").get<bool>();
+  m.failure = j.at("failure").get<std::string>();
+  const json& e = j.at("vs_best");
+  m.vs_best.point = e.at("point").get<double>();
+  m.vs_best.low = e.at("ci_low").get<double>();
+  m.vs_best.high = e.at("ci_high").get<double>();
+  m.vs_best.confidence = e.at("confidence").get<double>();
+  m.vs_best.rounds = e.at("rounds").get<int>();
+  m.vs_best.method = e.at("method").get<std::string>();
+  m.detail = j.at("detail");
+  return m;
+}
+
 KeepDecision decide_keep(const std::function<PairMeasurement(int)>& measure, double min_gain, int max_remeasurements) {
   KeepDecision d;
   for (int i = 0; i <= max_remeasurements; ++i) {

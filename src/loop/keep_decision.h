@@ -27,6 +27,10 @@ struct PairMeasurement {
   nlohmann::json detail;        // the measurement as JSON, for the store
 };
 
+// A measurement as it travels back from another machine (a Ray node, bench/eval_request.h), and back.
+nlohmann::json pair_measurement_to_json(const PairMeasurement& m);
+PairMeasurement pair_measurement_from_json(const nlohmann::json& j);  // throws json::exception when malformed
+
 struct KeepDecision {
   std::string outcome;  // kept, rejected, undecided, failed
   SpeedupEstimate vs_best;

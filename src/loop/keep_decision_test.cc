@@ -23,6 +23,30 @@ const std::vector<double> kSlower = {1.50, 1.52, 1.49, 1.51, 1.48, 1.50};
 // Same speed, wide noise: the interval straddles 1 every time.
 const std::vector<double> kNoisySame = {0.70, 1.30, 0.95, 1.05, 1.40, 0.75};
 
+TEST(PairMeasurementJson, ARoundTripKeepsWhatTheDecisionReads) {
+  PairMeasurement m;
+  m.complete = true;
+  m.vs_best = {1.25, 1.1, 1.4, 0.95, 7, "paired bootstrap"};
+  m.detail = {{"threads", 2}};
+  PairMeasurement back = pair_measurement_from_json(nlohmann::json::parse(pair_measurement_to_json(m).dump()));
+  EXPECT_TRUE(back.complete);
+  EXPECT_EQ(back.failure, "");
+  EXPECT_DOUBLE_EQ(back.vs_best.point, 1.25);
+  EXPECT_DOUBLE_EQ(back.vs_best.low, 1.1);
+  EXPECT_DOUBLE_EQ(back.vs_best.high, 1.4);
+  EXPECT_EQ(back.vs_best.rounds, 7);
+  EXPECT_EQ(back.vs_best.method, "paired bootstrap");
+  EXPECT_TRUE(back.vs_best.faster());
+  EXPECT_EQ(back.detail, m.detail);
+
+  PairMeasurement failed;
+  failed.failure = "the challenger failed (runtime_error): boom";
+  PairMeasurement failed_back = pair_measurement_from_json(pair_measurement_to_json(failed));
+  EXPECT_FALSE(failed_back.complete);
+  EXPECT_EQ(failed_back.failure, failed.failure);
+  EXPECT_THROW(pair_measurement_from_json({{"complete", true}}), nlohmann::json::exception);
+}
+
 }  // namespace
 
 TEST(KeepDecision, KeptWhenTheIntervalLiesAboveOne) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <semaphore>
 #include <shared_mutex>
@@ -21,13 +22,10 @@
 #include "agent/reply_idea.h"
 #include "agent/reply_parser.h"
 #include "agent/source_diff.h"
-#include "eval/evaluator.h"
-#include "eval/worker_pool.h"
 #include "llm/errors.h"
 #include "loop/attempt_history.h"
 #include "loop/keep_decision.h"
 #include "loop/measurement_check.h"
-#include "loop/pair_timing.h"
 #include "loop/problem_facts.h"
 #include "loop/speed_compare.h"
 #include "loop/transfer_source.h"
@@ -93,7 +91,8 @@ class Refiner {
       : ctx_(ctx),
         opt_(ctx.options),
         eval_slots_(std::max(1, jobs())),
-        workers_(std::min(jobs(), 4)),
+        local_(ctx.evaluations ? nullptr : std::make_unique<LocalEvaluations>(std::min(jobs(), 4))),
+        evaluations_(ctx.evaluations ? *ctx.evaluations : *local_),
         started_(Clock::now()) {}
 
   RunOutcome run();
@@ -132,9 +131,8 @@ class Refiner {
   RunContext& ctx_;
   const RunOptions& opt_;
   std::counting_semaphore<256> eval_slots_;
-  // The reference process is kept across the run's evaluations, and the next candidates' processes
-  // start while the LLM writes them.
-  WorkerPool workers_;
+  std::unique_ptr<LocalEvaluations> local_;  // when the context brings no evaluations of its own
+  Evaluations& evaluations_;
   std::mutex timing_mutex_;  // one timed measurement on the device at a time
   std::shared_mutex children_mutex_;  // evaluations (shared) vs LLM calls that spawn processes
   std::mutex state_mutex_;
@@ -199,7 +197,7 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
     if (timing) timing_lock.lock();
     std::shared_lock children(children_mutex_);
     try {
-      result = evaluate(o, on_eval_progress, &progress, &workers_);
+      result = evaluations_.evaluate(o, on_eval_progress, &progress);
     } catch (...) {
       eval_slots_.release();
       throw;
@@ -325,7 +323,7 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
     p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
     EvalProgress progress{ctx_.progress, step};
     try {
-      doc = profile::run_profile(p, on_eval_progress, &progress);
+      doc = evaluations_.profile(p, on_eval_progress, &progress);
     } catch (const std::exception& e) {  // the analysis goes on without a profile
       doc = {{"error", e.what()}};
     }
@@ -460,7 +458,7 @@ KeepDecision Refiner::keep_decision(int round, const Attempt& a) {
         EvalProgress progress{ctx_.progress, step};
         std::lock_guard timing(timing_mutex_);
         std::shared_lock children(children_mutex_);
-        return measure_pair(o, best_file, file, workers_, on_eval_progress, &progress);
+        return evaluations_.measure_pair(o, best_file, file, on_eval_progress, &progress);
       },
       opt_.min_gain);
 }
@@ -632,6 +630,14 @@ RunOutcome Refiner::run() {
     outcome.status = stop.status;
     outcome.stop_reason = stop.reason;
     outcome.message = stop.message;
+  } catch (const EvaluationsLost& e) {
+    outcome.status = "interrupted";
+    outcome.stop_reason = "interrupted";
+    outcome.message = e.what();
+  } catch (const EvaluationFailed& e) {
+    outcome.status = "failed";
+    outcome.stop_reason = "evaluation_error";
+    outcome.message = e.what();
   } catch (const llm::LlmError& e) {
     if (e.kind() == llm::ErrorKind::kCancelled) {
       outcome.status = "interrupted";

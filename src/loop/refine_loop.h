@@ -21,6 +21,7 @@
 #include "eval/eval_options.h"
 #include "llm/cancel.h"
 #include "llm/provider.h"
+#include "loop/evaluations.h"
 #include "loop/progress.h"
 #include "loop/run_options.h"
 #include "store/store.h"
@@ -43,6 +44,8 @@ struct RunContext {
   // kforge that is not one of its live workers (escaped grandchildren come back to kforge, the
   // subreaper), so such calls must not overlap with evaluations.
   bool provider_spawns_processes = false;
+  // Where evaluations run; null: in this process (LocalEvaluations).
+  Evaluations* evaluations = nullptr;
 };
 
 struct BestCandidate {

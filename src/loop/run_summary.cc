@@ -48,6 +48,7 @@ const std::map<std::string, std::string> kStopReasons = {
     {"problem_error", "the reference problem failed"},
     {"environment_error", "this machine cannot evaluate (see `kforge doctor`)"},
     {"llm_error", "the LLM provider failed"},
+    {"evaluation_error", "an evaluation could not run (the executor refused or failed it)"},
 };
 
 // The decision kinds that judge a correct candidate against the best.

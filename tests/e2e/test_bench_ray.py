@@ -3,7 +3,8 @@ a separate raylet with one CPU and its own `kforge_cpu` unit (standing in for tw
 the tests of this module (Ray takes ~15 s per node to start on two busy cores). The tests check that
 the report equals the local executor's, that a Ray worker killed mid-bench loses and repeats nothing,
 that an API key in kforge's environment never reaches Ray, and that a bench without --ray-address
-starts its own Ray instance and leaves nothing running.
+starts its own Ray instance and leaves nothing running; and the same for a `--llm` bench, whose runs
+(a scripted model, on the driver) send every evaluation through the cluster.
 
 Every Ray process started here lives in a process group of its own, killed at the end: `ray stop`
 would also stop other Ray instances of this user."""
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import ROOT, Kforge
+from e2e_support import HERE, ROOT, Kforge
 
 pytestmark = pytest.mark.xdist_group("ray")  # one cluster: every test of this module on one xdist worker
 
@@ -37,6 +38,11 @@ SUBSET = ["01_relu", "13_channel_norm", "14_mean_std_tuple"]
 CANARY = "sk-kforge-canary-7f3c9e21d4b8"
 SECRETS = {"OPENAI_API_KEY": CANARY, "ANTHROPIC_API_KEY": CANARY + "-a", "HF_TOKEN": CANARY + "-t"}
 RAY = Path(sys.executable).parent / "ray"
+# A problem with a cpu candidate, and one without, which the scripted model answers with another
+# problem's program (it fails). Two rounds: the second candidate of 01_relu is timed head to head
+# against the best.
+LLM_SUITE = ["01_relu", "13_channel_norm"]
+LLM_SETTINGS = ["--rounds", "2", "--max-fix", "0"]
 
 
 def ray_installed() -> bool:
@@ -175,6 +181,20 @@ def write_suite(tmp: Path, names) -> Path:
     return suite
 
 
+def scripted_model(log: Path) -> str:
+    """The scripted model of tests/e2e/test_bench.py: each problem's bundled cpu candidate."""
+    return f"exec:{sys.executable} {HERE / 'scripted' / 'bench_model.py'} {CPU_CANDIDATES} {log}"
+
+
+def model_calls(log: Path) -> list:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def evaluation_logs(state: Path) -> list:
+    """Files that evaluations in a run's own process leave in its folder (state/runs/N/logs/STEP/)."""
+    return [p for p in (state / "runs").glob("*/logs/*/**/*") if p.is_file()]
+
+
 def statuses(report_json: Path) -> dict:
     return {p["name"]: p["status"] for p in json.loads(report_json.read_text())["problems"]}
 
@@ -186,6 +206,17 @@ def ray_examples_bench(ray_cluster, kforge_bin, tmp_path_factory):
     proc = k.run("bench", write_suite(k.tmp, SUBSET), "--target", "cpu", "--candidates", CPU_CANDIDATES, "--executor", "ray",
                  "--ray-address", ray_cluster.address, "--out", k.tmp / "out", *QUICK, timeout=1200)
     return k, proc
+
+
+@pytest.fixture(scope="module")
+def ray_llm_bench(ray_cluster, kforge_bin, tmp_path_factory):
+    """The scripted model over LLM_SUITE, each run's evaluations through the Ray cluster."""
+    k = kforge_with_secrets(kforge_bin, tmp_path_factory.mktemp("ray-llm"), ray_cluster)
+    log = k.tmp / "calls.jsonl"
+    proc = k.run("bench", write_suite(k.tmp, LLM_SUITE), "--target", "cpu", "--llm", scripted_model(log),
+                 *LLM_SETTINGS, "--executor", "ray", "--ray-address", ray_cluster.address, "--out", k.tmp / "out",
+                 *QUICK, timeout=1200)
+    return k, proc, log
 
 
 def test_ray_report_equals_the_local_executors(ray_examples_bench, kforge_bin, tmp_path):
@@ -210,6 +241,78 @@ def test_ray_report_equals_the_local_executors(ray_examples_bench, kforge_bin, t
     assert 1 <= len(nodes) <= 2, proc.stderr[-3000:]
     for p in report["problems"]:
         assert p["status"] == "no_candidate" or p["evaluation_id"] in ids
+
+
+def test_llm_bench_on_ray_equals_the_local_executors(ray_llm_bench, kforge_bin, tmp_path):
+    k, proc, log = ray_llm_bench
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-5000:]
+    local = Kforge(kforge_bin, tmp_path)
+    lp = local.run("bench", write_suite(tmp_path, LLM_SUITE), "--target", "cpu", "--llm",
+                   scripted_model(tmp_path / "calls.jsonl"), *LLM_SETTINGS, "--jobs", "1", "--out", tmp_path / "out",
+                   *QUICK, timeout=1200)
+    assert lp.returncode == 0, lp.stdout + lp.stderr[-5000:]
+    on_ray, here = statuses(k.tmp / "out" / "report.json"), statuses(tmp_path / "out" / "report.json")
+    assert on_ray == here == {"01_relu": "correct", "13_channel_norm": "no_correct_candidate"}
+
+    # The runs evaluated nothing in their own process (the local bench's runs did), and each finished
+    # problem names the Ray node of its latest evaluation.
+    assert evaluation_logs(tmp_path / "state"), "the local bench's runs left no evaluation logs to compare with"
+    assert not evaluation_logs(k.tmp / "state")
+    assert re.search(r"01_relu: correct.*\[[^\]\s]+/[0-9a-f]{8}\]", proc.stderr), proc.stderr[-3000:]
+
+    con = sqlite3.connect(k.tmp / "state" / "kforge.db")
+    # Round 2's candidate of 01_relu was timed head to head against the best, on Ray, and judged.
+    keeps = [json.loads(d)["keep"] for (d,) in con.execute(
+        "SELECT d.detail_json FROM decisions d JOIN bench_problems b ON b.run_id = d.run_id "
+        "WHERE b.name = '01_relu' AND d.round = 1 AND d.kind IN ('accepted', 'rejected', 'undecided')")]
+    assert len(keeps) == 1 and keeps[0]["measurements"] >= 1 and keeps[0]["outcome"] != "failed", keeps
+    # Every model call was made once, on the driver, and stored once.
+    calls = model_calls(log)
+    assert con.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0] == len(calls) > 0
+    # Every evaluation came back into the store once, under its step.
+    assert (con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+            == con.execute("SELECT COUNT(*) FROM run_evaluations").fetchone()[0] > 0)
+
+
+def test_killed_llm_bench_on_ray_resumes_without_repeating(ray_cluster, kforge_bin, tmp_path):
+    names = ["01_relu", "12_swish"]
+    k = kforge_with_secrets(kforge_bin, tmp_path, ray_cluster)
+    log = tmp_path / "calls.jsonl"
+    with open(tmp_path / "bench.out", "w") as out:
+        bench = subprocess.Popen([str(kforge_bin), "bench", write_suite(tmp_path, names), "--target", "cpu", "--llm",
+                                  scripted_model(log), "--rounds", "1", "--max-fix", "0", "--jobs", "1",
+                                  "--executor", "ray", "--ray-address", ray_cluster.address, "--out", tmp_path / "out",
+                                  *QUICK], cwd=tmp_path, env=k.env, stdout=out, stderr=subprocess.STDOUT)
+    db = tmp_path / "state" / "kforge.db"
+    done = lambda: sqlite3.connect(db).execute("SELECT COUNT(*) FROM bench_problems WHERE status = 'done'").fetchone()[0]
+    try:
+        deadline = time.time() + 600
+        while not (db.exists() and done() >= 1) and time.time() < deadline and bench.poll() is None:
+            time.sleep(0.2)
+        # The second problem's evaluation on the cluster (after its model call was stored): kill the bench now.
+        running = evaluation_running_on(ray_cluster, timeout_s=300)
+        assert running, "no evaluation of the second problem started on the Ray cluster:\n" + (tmp_path / "bench.out").read_text()[-3000:]
+    finally:
+        bench.kill()
+        bench.wait()
+    con = sqlite3.connect(db)
+    assert done() == 1, (tmp_path / "bench.out").read_text()[-3000:]
+    stored = set(con.execute("SELECT run_id, step, evaluation_id FROM run_evaluations"))
+    calls_before = con.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0]
+    assert calls_before == len(model_calls(log)) == 2  # the second run's call was made before its evaluation
+
+    resumed = k.run("bench", "--resume", "1", timeout=900)  # the stored executor and cluster
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-5000:]
+    assert statuses(tmp_path / "out" / "report.json") == dict.fromkeys(names, "correct")
+    con = sqlite3.connect(db)
+    assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"finished"}
+    # No model call repeated, every evaluation stored before the kill kept, each step stored once.
+    assert [c["problem"] for c in model_calls(log)].count("12_swish") == 1
+    assert con.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0] == calls_before
+    after = set(con.execute("SELECT run_id, step, evaluation_id FROM run_evaluations"))
+    assert stored < after
+    assert {run for run, _, _ in after} == {run for (run,) in con.execute("SELECT id FROM runs")}
+    assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == len(after)
 
 
 def test_report_and_resume_read_the_ray_bench_from_the_store(ray_examples_bench):
@@ -268,9 +371,12 @@ def test_a_killed_ray_worker_loses_and_repeats_nothing(ray_cluster, kforge_bin, 
     assert con.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2 * len(names)
 
 
-def test_api_keys_never_reach_the_ray_cluster(ray_examples_bench, ray_cluster):
+def test_api_keys_never_reach_the_ray_cluster(ray_examples_bench, ray_llm_bench, ray_cluster):
     k, proc = ray_examples_bench
     assert proc.returncode == 0
+    # The --llm bench's driver held the keys too (its runs call the model with them).
+    _, llm_proc, log = ray_llm_bench
+    assert llm_proc.returncode == 0 and model_calls(log)
     # Logs, session files and spilled objects of the cluster the bench used...
     assert not secrets_in(ray_cluster.temp)
     # ...and the job table (each driver's job config and runtime environment).

@@ -8,7 +8,7 @@ stdout/stderr, which kforge writes to the bench's log):
   <- {"event": "ready", "address": A, "nodes": N, "device_units": U}    first, once
   <- {"event": "error", "message": M}                                    instead, and exits
   -> {"op": "submit", "id": I, "resources": {"num_cpus", "num_gpus", "resources"}, "request": R}
-  <- {"event": "result", "id": I, "node": "host/1a2b3c4d", "result": EvalResult}
+  <- {"event": "result", "id": I, "node": "host/1a2b3c4d", "result": EvalResult (a pair: its measurement)}
   <- {"event": "failed", "id": I, "message": M}
 The bridge's environment holds no credentials (kforge removes them), and neither do requests."""
 

@@ -1,5 +1,6 @@
-"""What runs on a Ray node: one evaluation, done by that node's own kforge (`kforge eval-request`:
-sandboxed candidate, trusted reference, verdict) and sent back to the driver, which stores it.
+"""What runs on a Ray node: one evaluation (or a refinement loop's head-to-head timing of two
+candidates), done by that node's own kforge (`kforge eval-request`: sandboxed candidates, trusted
+reference, verdict) and sent back to the driver, which stores it.
 
 The node refuses (NodeRefused, which Ray does not retry) when kforge is missing there or the
 candidate sandbox cannot run there; a worker or node that dies is Ray's business: the task is
