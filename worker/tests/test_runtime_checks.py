@@ -19,22 +19,32 @@ def test_facts_from_a_hostile_forward(tmp_path):
     cand.write_text(textwrap.dedent("""
         import threading, time
         import torch
+        returned = threading.Event()
         def forward(x):
             opener = getattr(__import__("buil" + "tins"), "op" + "en")
             opener("/etc/hostname").close()
             out = torch.zeros_like(x)
             def late():
-                time.sleep(0.005)
+                returned.wait()
                 out.fill_(1)
             threading.Thread(target=late).start()
             return out
     """))
+    # The late write starts once the outputs' snapshot is taken (not after a fixed sleep, which a
+    # loaded machine can stretch past the snapshot or past the check's wait).
     out = run(f"""
         import sys, torch
+        from kforge_worker import runtime_checks
         from kforge_worker.runtime_checks import Watch
         w = Watch({str(cand)!r})
         sys.path.insert(0, {str(tmp_path)!r})
         import cand
+        snapshots = runtime_checks.take_snapshots
+        def snapshot_then_release(outputs):
+            taken = snapshots(outputs)
+            cand.returned.set()
+            return taken
+        runtime_checks.take_snapshots = snapshot_then_release
         _, facts, snap = w.forward(cand.forward, [torch.randn(4)], record_ops=True)
         print(sorted({{e[0] for e in facts["events"]}}), facts["deferred"], facts["ops_recorded"], float(snap.sum()))
     """)
