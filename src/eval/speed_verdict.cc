@@ -19,8 +19,12 @@ void speedup_intervals(EvalRun& run, const TimingOutcome& timing) {
   auto candidate = blocks.find("candidate");
   for (const char* base : {"eager", "compile"}) {
     auto baseline = blocks.find(base);
-    if (baseline != blocks.end() && candidate != blocks.end() && baseline->second.size() == candidate->second.size())
-      speedup[std::string("vs_") + base] = to_json(estimate_speedup(baseline->second, candidate->second));
+    if (baseline != blocks.end() && candidate != blocks.end() && baseline->second.size() == candidate->second.size()) {
+      const SpeedupEstimate estimate = estimate_speedup(baseline->second, candidate->second);
+      speedup[std::string("vs_") + base] = to_json(estimate);
+      // One number per comparison: the headline speedup is the interval's own point estimate.
+      run.doc[std::string("speedup_vs_") + base] = estimate.point;
+    }
   }
   run.doc["speedup"] = speedup;
 }

@@ -118,7 +118,7 @@ class Refiner {
   SampleOutcome run_sample(int round, int sample, std::vector<llm::Message>& messages);
   bool time_and_check(int round, Attempt& a, std::string& summary);
   void judge(int round, std::vector<Attempt>& correct, std::map<std::string, std::string>& verdicts);
-  KeepDecision keep_decision(int round, const Attempt& a);
+  KeepDecision keep_decision(const Attempt& a);
   std::vector<std::string> analyze(int round);
   json profile_best(int round, const std::string& analyze_step);
   json base_context() const;
@@ -430,7 +430,7 @@ bool Refiner::time_and_check(int round, Attempt& a, std::string& summary) {
 }
 
 // The challenger against the best: a stored decision on resume, else timed head to head.
-KeepDecision Refiner::keep_decision(int round, const Attempt& a) {
+KeepDecision Refiner::keep_decision(const Attempt& a) {
   for (const auto& d : ctx_.store->decisions(ctx_.run_id)) {
     if (d.step != a.step || !d.detail.contains("keep")) continue;
     const json& k = d.detail["keep"];
@@ -515,7 +515,7 @@ void Refiner::judge(int round, std::vector<Attempt>& correct, std::map<std::stri
       continue;
     }
     const std::string best_step = best_->step;
-    KeepDecision k = keep_decision(round, a);
+    KeepDecision k = keep_decision(a);
     Ratio vs_best{k.vs_best.point, k.vs_best.low, k.vs_best.high};
     std::optional<Ratio> ratio = k.outcome == "failed" ? std::nullopt : std::optional<Ratio>(vs_best);
     if (k.kept()) {
