@@ -64,6 +64,9 @@ class ReferenceSession:
         self.exchange.publish(f"state_{tag}", dict(self.model.state_dict()))
         if tag == "main":
             self.exchange.forget_received()
+        if self.trials.on_device:  # the last shape's trials: their buffers go with them
+            for record in self.trials.records.values():
+                self.exchange.unpublish(record["name"])
         self.trials = self._new_store()
         self.compiled = None
         variants = []
