@@ -188,3 +188,35 @@ def test_a_host_exchange_tells_its_peer_and_refuses_device_buffers(tmp_path):
             exchange.take("out_0")
     finally:
         exchange.close()
+
+
+PEER = """
+import sys, torch
+from kforge_worker import device_transport, transport
+peer = transport.connect(sys.argv[1], lambda mode: device_transport.backend(mode, "cuda:0"))
+assert peer.device_transport == "vmm", peer.device_transport
+x, y = peer.get("inputs_main_0")
+assert x.is_cuda and y.is_cuda
+peer.put("out_0", {"outputs": torch.relu(x) + y[:, :1], "host": torch.ones(2)})
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: the real VMM backend needs one")
+def test_device_sets_cross_to_another_process_and_back_on_a_gpu(tmp_path):
+    import subprocess
+    import sys
+
+    exchange = transport.Exchange(transport.socket_path(str(tmp_path)), device_transport.backend("vmm", "cuda:0"))
+    try:
+        x = torch.randn(256, 1024, device="cuda")
+        y = torch.randn(1024, 256, device="cuda").t()  # strided: the storage travels, the view is rebuilt
+        assert exchange.publish("inputs_main_0", [x, y], device=True) is None
+        env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(transport.__file__))}
+        run = subprocess.run([sys.executable, "-c", PEER, exchange.path], capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        got = exchange.take("out_0")
+        assert got["outputs"].is_cuda and not got["host"].is_cuda
+        assert torch.equal(got["outputs"], torch.relu(x) + y[:, :1])
+    finally:
+        exchange.close()
