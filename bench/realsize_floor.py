@@ -3,7 +3,7 @@ between the steps: draw the inputs on the GPU, run the reference, run the candid
 GPU. kforge's per-trial cost (EvalResult phases_s.correctness_trials / trials) is judged against it.
 Also times reference and candidate with CUDA events (L2 flushed before each call, as kforge does),
 so the speedups of the three harnesses can be put side by side.
-    python bench/realsize_floor.py PROBLEM CANDIDATE [--trials 5] [--reps 30] [--json OUT]
+    python bench/realsize_floor.py PROBLEM CANDIDATE [--trials 5] [--reps 30] [--json OUT] [--set NAME=VALUE]...
 Run with the worker's interpreter on the GPU machine. Candidate code runs unsandboxed here: use
 only candidates you wrote."""
 
@@ -13,6 +13,7 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -44,13 +45,22 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--json")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a size override, as kforge eval --set applies it")
     args = parser.parse_args()
     device = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # kforge's strict precision policy
     torch.backends.cudnn.allow_tf32 = False
 
     t0 = time.perf_counter()
-    problem = load_module(args.problem, "problem")
+    if args.set:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
+        from kforge_worker.problem import load_module as load_with_overrides, parse_value
+
+        overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
+        problem = load_with_overrides(args.problem, "problem", overrides)
+    else:
+        problem = load_module(args.problem, "problem")
     candidate = load_module(args.candidate, "candidate")
     build_s = time.perf_counter() - t0
     torch.manual_seed(0)

@@ -2,7 +2,9 @@
 worker sessions in one process (make_trial, run, check) and prints each step's milliseconds, then
 a cProfile of the later trials.
     python bench/trial_breakdown.py PROBLEM CANDIDATE [--device cuda] [--trials 5] [--set NAME=VALUE]...
-Run with the interpreter the workers use (on a GPU machine: /opt/torch/.venv/bin/python3)."""
+Run with the interpreter the workers use (on a GPU machine: /opt/torch/.venv/bin/python3). With
+KFORGE_DEVICE_TRANSPORT=vmm the trials are device-resident, and a trial after the first runs the
+reference's call in its check (make_trial draws inputs only; the outputs' size is printed as 0)."""
 
 import argparse
 import ast
@@ -50,7 +52,7 @@ def main() -> int:
         d = time.perf_counter()
         print(f"trial {t}: make_trial {1e3 * (b - a):.1f} ms, run {1e3 * (c - b):.1f} ms, check {1e3 * (d - c):.1f} ms"
               f" (match {checked['match']}; inputs {made['input_bytes'] / 1e6:.1f} MB, outputs "
-              f"{made['output_bytes'] / 1e6:.1f} MB)")
+              f"{made.get('output_bytes', 0) / 1e6:.1f} MB)")
 
     trial(0)
     profile = cProfile.Profile()

@@ -1,13 +1,17 @@
 """The untrusted side of an evaluation: imports the candidate (which builds its kernels), runs it on
 inputs it is handed and puts back what it returned (sealed memfds, transport.py). It decides nothing: kforge checks the outputs
 in the reference process and cross-checks the times reported here against its own clock.
+
+Where the reference's exchange passes device tensors as device buffers (device_transport.py), the
+outputs' snapshots and the kept outputs of timed repetitions stay on the device and travel that way.
 """
 
 import time
 
 import torch
 
-from kforge_worker import buildinfo, problem, profiling, runtime_checks, session, tensors, timed_reps, transport
+from kforge_worker import (buildinfo, device_transport, problem, profiling, runtime_checks, session, tensors,
+                           timed_reps, transport)
 from kforge_worker.timing import make_timer
 
 
@@ -30,7 +34,9 @@ class CandidateSession:
         reply = {}
         # kforge's own traffic with the reference happens outside the watched import (it is a socket).
         if self.peer is None or self.peer_path != req["transport"]:
-            self.peer, self.peer_path = transport.connect(req["transport"]), req["transport"]
+            device = self.device
+            self.peer = transport.connect(req["transport"], lambda mode: device_transport.backend(mode, device))
+            self.peer_path = req["transport"]
         init_inputs = self.peer.get(req["init_inputs"])
         state = tensors.to_device(self.peer.get(req["state"]), self.device)
         if self.watch is None:
@@ -57,15 +63,18 @@ class CandidateSession:
 
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"])
-        # A second private view of the same memfd, never handed out: what the inputs were.
-        pristine = self.peer.get(req["inputs"]) if self.device == "cpu" else None
+        on_device = self.peer.backend is not None
+        # A second private copy, never handed out: what the inputs were (a view of the same memfd on
+        # the host, a copy of the same buffers on the device).
+        pristine = self.peer.get(req["inputs"]) if self.device == "cpu" or on_device else None
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
-        _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True)
+        _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device)
         self.correctness_types.update(facts.get("output_types", []))
         seconds = time.perf_counter() - start
-        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it;
-        # on the host only the inputs the call changed (the reference has the others as they were).
+        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it
+        # (device tensors into fresh device buffers, which the reference copies before this returns);
+        # only the inputs the call changed (the reference has the others as they were).
         self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": _changed_inputs(list(inputs), pristine),
                                        "facts": facts})
         return {"seconds": seconds}
@@ -89,7 +98,8 @@ class CandidateSession:
         if self.block is None:
             raise RuntimeError("no timed call has run")
         for pick in req["picks"]:
-            self.peer.put(pick["outputs"], {"outputs": self.block.outputs_of(int(pick["rep"]))})
+            self.peer.put(pick["outputs"], {"outputs": self.block.outputs_of(int(pick["rep"]),
+                                                                              on_host=self.peer.backend is None)})
         return {}
 
     def time(self, req: dict) -> dict:

@@ -83,8 +83,8 @@ class Guard:
         return report
 
     def sol(self, ref, req: dict) -> dict:
-        trial = ref.trials[int(req.get("trial", 0))]
-        inputs = tensors.to_device(tensors.detach_clone(trial["inputs_before"]), ref.device)
+        trial = ref.trial(int(req.get("trial", 0)))
+        inputs = tensors.copy_to(trial["inputs_before"], ref.device)
         try:
             flops = sol.count_flops(ref.model, inputs)
         except Exception as exc:
@@ -105,14 +105,14 @@ class Guard:
         """The physical speed-of-light bound (sol.hard_bound): outputs plus the inputs they depend on.
         Asked for only when a candidate beats the FLOP bound, since finding the dependences costs one
         reference forward per input."""
-        trial = ref.trials[int(req.get("trial", 0))]
-        others = [t for n, t in sorted(ref.trials.items()) if n != int(req.get("trial", 0))]
+        trial = ref.trial(int(req.get("trial", 0)))
+        others = ref.trials.others_with_inputs(int(req.get("trial", 0)))
         if others:
             other_inputs = others[0]["inputs_before"]
         else:
             session.seed_everything(session.trial_seed(int(req["seed"]), 20_000))
             other_inputs = tensors.to_device(list(ref.module.get_inputs()), ref.device)
-        inputs = tensors.to_device(list(trial["inputs_before"]), ref.device)
+        inputs = tensors.copy_to(list(trial["inputs_before"]), ref.device)
         dependent = sol.dependent_inputs(ref._forward, inputs, tensors.to_device(list(other_inputs), ref.device),
                                          trial["outputs"])
         peaks = sol.device_peaks(ref.device, req.get("peaks_cache"))
@@ -152,7 +152,7 @@ class Guard:
                     self._model64 = (ref.model, None)  # not copyable: no float64 reference, no audit
             model64 = self._model64[1]
             outputs64 = None if model64 is None else precision.float64_outputs(
-                model64, tensors.to_device(record["inputs_before"], ref.device))
+                model64, tensors.to_device(record["inputs_before"], ref.device), on_device=ref.on_device)
             record["outputs64"] = None if outputs64 is None else precision.Float64Reference(record["outputs"],
                                                                                              outputs64)
         return record["outputs64"]

@@ -37,15 +37,25 @@ def float64_model(model):
     return copy.deepcopy(model).double()
 
 
-def float64_outputs(model64, inputs):
+def float64_outputs(model64, inputs, on_device: bool = False):
     """The reference computed in float64, or None where the model cannot run in float64. ``inputs``
-    are not changed: the model gets float64 copies."""
+    are not changed: the model gets float64 copies. The results go to the host unless ``on_device``
+    and the device has room for the audit's float64 work beside them (audit_device)."""
     try:
         with torch.no_grad():
             out = model64(*_double(list(inputs)))
-        return [t.detach().cpu() for t in _leaves(out)]
+        return [t.detach() if on_device and audit_device(t).type != "cpu" else t.detach().cpu() for t in _leaves(out)]
     except Exception:
         return None
+
+
+def audit_device(t: torch.Tensor) -> torch.device:
+    """Where the audit of an output like ``t`` runs: its device when that has free memory for about
+    four float64 copies of it (the float64 result, a mask, the difference), otherwise the host."""
+    if not t.is_cuda:
+        return torch.device("cpu")
+    free, _ = torch.cuda.mem_get_info(t.device)
+    return t.device if free > 4 * 8 * t.numel() else torch.device("cpu")
 
 
 class Float64Reference:
@@ -75,8 +85,8 @@ class Float64Reference:
 
 def _max_error(x: torch.Tensor, r64f: torch.Tensor, finite: Optional[torch.Tensor]) -> float:
     """max |x - r64f| in float64, over the entries where the float64 reference is finite (all where
-    ``finite`` is None)."""
-    diff = x.to(device="cpu", dtype=torch.float64, copy=True)
+    ``finite`` is None); on r64f's device."""
+    diff = x.to(device=r64f.device, dtype=torch.float64, copy=True)
     if finite is not None:
         diff.masked_fill_(~finite, 0)
     return float(diff.sub_(r64f).abs_().max())
@@ -94,7 +104,7 @@ def audit(reference_outputs, candidate_outputs, outputs64, policy: str) -> Optio
         if e["output"] >= len(candidates):
             continue
         c = candidates[e["output"]]
-        if torch.equal(c, e["reference"]):
+        if c.device == e["reference"].device and torch.equal(c, e["reference"]):
             err_cand = e["err_ref"]  # bit-identical to the reference: the same error, nothing to measure
         else:
             err_cand = _max_error(c, e["r64f"], e["finite"])

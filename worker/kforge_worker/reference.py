@@ -4,6 +4,11 @@ Reference outputs stay in this process's memory and are never written anywhere, 
 process (which runs untrusted code) has nothing to copy from. Inputs go to the candidate, and its
 outputs come back, as sealed memfds (transport.py): no file, no unpickling, and nothing the
 candidate could change after handing it over. kforge (C++) turns the numbers into a verdict.
+
+With the device transport (device_transport.py, off by default) trials stay where the computation
+runs: inputs are drawn on the device and cross as device buffers, the reference's call of a trial
+after the first runs when its check needs the outputs, outputs are compared there, and at most one
+trial's tensors are on the device at a time (trial_store.py).
 """
 
 import gc
@@ -11,10 +16,16 @@ import time
 
 import torch
 
-from kforge_worker import baselines, compare, memory_estimate, problem, profiling, session, tensors, timed_reps, transport
+from kforge_worker import (baselines, compare, device_transport, memory_estimate, problem, profiling, session, tensors,
+                           timed_reps, transport, trial_store)
 from kforge_worker.guard import Guard
 from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
+
+# The trials kforge may ask for again after their check (src/eval/timing_phase.cc): the first three
+# main trials and the extra sets drawn for timing are swapped in and checked against during timing;
+# trial 0 also serves sol, hard_bound and profiles. Fresh-input trials (1000+) are checked once.
+TIMING_EXTRA_TRIALS = 2000
 
 
 class ReferenceSession:
@@ -23,7 +34,7 @@ class ReferenceSession:
         self.model = None
         self.compiled = None
         self.device = "cpu"
-        self.trials = {}
+        self.trials = trial_store.TrialStore(False)
         self.guard = Guard()  # static checks, calibration, precision audit, speed of light
         self.timer = None
         self.shared_dir = "."
@@ -37,9 +48,10 @@ class ReferenceSession:
         self.guard.policy = req.get("precision", "strict")
         self.shared_dir = req["shared_dir"]
         path = transport.socket_path(self.shared_dir)
-        if self.exchange is None or self.exchange.path != path:
+        mode = device_transport.select(self.device)
+        if self.exchange is None or self.exchange.path != path or self.exchange.mode != mode:
             self._close_exchange()
-            self.exchange = transport.Exchange(path)
+            self.exchange = transport.Exchange(path, device_transport.backend(mode, self.device))
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
         seed = int(req["seed"])
@@ -52,7 +64,10 @@ class ReferenceSession:
         self.exchange.publish(f"state_{tag}", dict(self.model.state_dict()))
         if tag == "main":
             self.exchange.forget_received()
-        self.trials = {}
+        if self.trials.on_device:  # the last shape's trials: their buffers go with them
+            for record in self.trials.records.values():
+                self.exchange.unpublish(record["name"])
+        self.trials = self._new_store()
         self.compiled = None
         variants = []
         if int(req.get("variants", 0)) > 0:
@@ -61,56 +76,91 @@ class ReferenceSession:
             "torch": torch.__version__,
             "variants": variants,
             "transport": self.exchange.path,
+            "device_transport": self.exchange.mode,
             "init_inputs": f"init_{tag}",
             "state": f"state_{tag}",
             "globals": _size_globals(self.module),
             "parameters": sum(p.numel() for p in self.model.parameters()),
         }
 
+    @property
+    def on_device(self) -> bool:
+        return self.exchange is not None and self.exchange.mode != "host"
+
     def make_trial(self, req: dict) -> dict:
         trial = int(req["trial"])
-        session.seed_everything(session.trial_seed(int(req["seed"]), trial))
-        inputs = list(self.module.get_inputs())
-        inputs = tensors.to_device(inputs, self.device)
-        # A problem may return the same tensors on every call: a forward that changes them in place
-        # would change what earlier trials kept (a live tensor's storage is never reused, so a shared
-        # pointer means the same tensor). Only then are they copied.
-        if tensors.storages(inputs) & self._kept_storages():
-            inputs = tensors.detach_clone(inputs)
-        name = f"inputs_{req.get('tag', 'main')}_{trial}"
-        # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
-        before = self.exchange.publish(name, inputs)
-        start = time.perf_counter()
-        outputs = self.guard.forward(self, inputs, trial, req.get("tag", "main"))
-        seconds = time.perf_counter() - start
-        reply = {"inputs": name, "outputs": tensors.describe(outputs), "seconds": seconds,
-                 "input_bytes": tensors.nbytes(inputs), "output_bytes": tensors.nbytes(outputs)}
+        tag = req.get("tag", "main")
+        seed = session.trial_seed(int(req["seed"]), trial)
+        name = f"inputs_{tag}_{trial}"
+        record = {"tag": tag, "name": name, "main": tag == "main" and trial < 1000}
+        if self.on_device:
+            inputs = self._unshared(draw_on_device(self.module, seed, self.device))
+            # The candidate gets copies in buffers of their own; this process keeps its own copy of
+            # the inputs as drawn and never reads the buffers again.
+            record["inputs_before"] = tensors.copy_to(inputs, self.device)
+            self.exchange.publish(name, inputs, device=True)
+        else:
+            session.seed_everything(seed)
+            inputs = self._unshared(tensors.to_device(list(self.module.get_inputs()), self.device))
+            # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
+            record["inputs_before"] = self.exchange.publish(name, inputs)
+        record["inputs"] = inputs  # what the reference's own call runs on (and may change)
+        self.trials.add(trial, record)
+        reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
+        if self.on_device and trial > 0:
+            return reply  # the call runs when the check needs its outputs: one trial on the device at a time
+        record = self._reference_call(trial)
+        reply.update({"outputs": tensors.describe(record["outputs"]), "seconds": record["seconds"],
+                      "output_bytes": tensors.nbytes(record["outputs"])})
         if req.get("check_determinism"):
-            again = self._forward(tensors.to_device(tensors.detach_clone(before), self.device))
+            again = self._forward(tensors.copy_to(record["inputs_before"], self.device))
             try:
-                compare.compare(outputs, again)
+                compare.compare(record["outputs"], again)
             except compare.Mismatch as m:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
-        # This process's own tensors are kept as they are: only its model could change them later, so
-        # only outputs that are views of the model's state are copied (on a device: host copies).
-        state = {t.untyped_storage().data_ptr() for t in self.model.state_dict().values() if isinstance(t, torch.Tensor)}
-        self.trials[trial] = {"outputs": tensors.kept(outputs, state), "inputs_before": before,
-                              "inputs_after": tensors.kept(inputs, state),
-                              "main": req.get("tag", "main") == "main" and trial < 1000}
-        self.guard.after_trial(self, self.trials[trial], inputs, outputs)
         return reply
 
+    def _reference_call(self, trial: int, need=trial_store.PARKED_FIELDS) -> dict:
+        """The trial's record with the reference's outputs, the fields in ``need`` on the device where
+        trials live there (its call runs now if it has not yet)."""
+        record = self.trials.claim(trial, need)
+        if "outputs" in record:
+            return record
+        inputs = record.pop("inputs")
+        start = time.perf_counter()
+        outputs = self.guard.forward(self, inputs, trial, record["tag"])
+        record["seconds"] = time.perf_counter() - start
+        # This process's own tensors are kept as they are: only its model could change them later, so
+        # only outputs that are views of the model's state are copied (on the host path: host copies).
+        state = {t.untyped_storage().data_ptr() for t in self.model.state_dict().values() if isinstance(t, torch.Tensor)}
+        record["outputs"] = tensors.kept(outputs, state, on_device=self.on_device)
+        record["inputs_after"] = tensors.kept(inputs, state, on_device=self.on_device)
+        self.guard.after_trial(self, record, inputs, outputs)
+        return record
+
+    def trial(self, trial: int) -> dict:
+        """A trial's record with its reference outputs, for the commands that read them."""
+        return self._reference_call(trial)
+
     def check(self, req: dict) -> dict:
-        trial = self.trials[int(req["trial"])]
+        number = int(req["trial"])
+        try:
+            # A timed repetition is checked against the outputs alone.
+            need = ("outputs",) if req.get("timing") else trial_store.PARKED_FIELDS
+            return self._check(number, self._reference_call(number, need), req)
+        finally:
+            self.trials.finish(number)
+
+    def _check(self, number: int, trial: dict, req: dict) -> dict:
         got = self.exchange.take(req["candidate_outputs"])
         if not isinstance(got, dict) or "outputs" not in got:
             return {"match": False, "mismatch": {"reason": "protocol", "message": "the candidate process wrote no outputs"}}
-        reply = {"match": True, **self.guard.judge(self, int(req["trial"]), trial, got, req)}
+        reply = {"match": True, **self.guard.judge(self, number, trial, got, req)}
         try:
             reply["stats"] = compare.compare(trial["outputs"], got["outputs"], tol_scale=float(req.get("tol_scale", 1.0)))
         except compare.Mismatch as m:
             return {**reply, "match": False, "mismatch": m.report}
-        self.guard.after_match(self, int(req["trial"]), trial, got, req, reply)
+        self.guard.after_match(self, number, trial, got, req, reply)
         if req.get("timing"):
             return reply  # a timed repetition's outputs only: its inputs are checked in the candidate's process
         # The caller sees the inputs after the call: they must be what the reference leaves them as.
@@ -118,18 +168,19 @@ class ReferenceSession:
             compare.compare(trial["inputs_after"], _inputs_after(trial["inputs_before"], got.get("inputs_after")),
                             path="input")
         except compare.Mismatch as m:
-            ref_mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
-            reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": ref_mutates}
+            reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": _mutates(trial)}
+        if self.on_device:
+            _mutates(trial)  # worked out before the store lets the inputs after the call go
         return reply
 
     def prepare_timing(self, req: dict) -> dict:
-        trial = self.trials[int(req.get("trial", 0))]
-        self.timing_inputs = tensors.to_device(tensors.detach_clone(trial["inputs_before"]), self.device)
+        trial = self.trial(int(req.get("trial", 0)))
+        self.timing_inputs = tensors.copy_to(trial["inputs_before"], self.device)
+        mutates = _mutates(trial)
         # The baselines are timed on the same input sets, swapped the same way, as the candidate.
-        self.timing_sets = [tensors.to_device(self.trials[int(t)]["inputs_before"], self.device)
+        self.timing_sets = [tensors.to_device(self.trials.records[int(t)]["inputs_before"], self.device)
                             for t in req.get("sets", [])]
         self.timer = make_timer(self.device)
-        mutates = compare.same_values(trial["inputs_before"], trial["inputs_after"]) is not None
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if req.get("compile_baseline", True):
             start = time.perf_counter()
@@ -177,8 +228,22 @@ class ReferenceSession:
                 "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
                 **profiling.handlers(self), **memory_estimate.handlers()}
 
-    def _kept_storages(self) -> set:
-        return set().union(*(tensors.storages([t["outputs"], t["inputs_after"]]) for t in self.trials.values()))
+    def _unshared(self, inputs: list) -> list:
+        """A problem may return the same tensors on every call: a forward that changes them in place
+        would change what earlier trials kept (a live tensor's storage is never reused, so a shared
+        pointer means the same tensor). Only then are they copied."""
+        kept = set()
+        for record in self.trials.records.values():
+            kept |= tensors.storages([record.get(f) for f in ("inputs", "outputs", "inputs_after")])
+        return tensors.detach_clone(inputs) if tensors.storages(inputs) & kept else inputs
+
+    def _new_store(self) -> trial_store.TrialStore:
+        if not self.on_device:
+            return trial_store.TrialStore(False)
+        device = self.device
+        return trial_store.TrialStore(True, park=tensors.to_pinned_host, unpark=lambda obj: tensors.to_device(obj, device),
+                          keep=_asked_for_again,
+                          on_drop=lambda trial, record: self.exchange.unpublish(record["name"]))
 
     def _close_exchange(self) -> None:
         if self.exchange is not None:
@@ -191,6 +256,33 @@ class ReferenceSession:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
+
+
+def draw_on_device(module, seed: int, device: str) -> list:
+    """A trial's inputs drawn where the computation runs: get_inputs() with ``device`` as the default
+    of its factory calls (tensors it puts on the CPU explicitly are moved). The values come from the
+    device's generator (CUDA's Philox), so they differ from the host path's for the same seed; the
+    same seed gives the same values on the same kind of device. A get_inputs that cannot run that way
+    is drawn on the CPU, as the host path does, and moved."""
+    session.seed_everything(seed)
+    try:
+        with torch.device(device):
+            inputs = list(module.get_inputs())
+    except Exception:
+        session.seed_everything(seed)
+        inputs = list(module.get_inputs())
+    return tensors.to_device(inputs, device)
+
+
+def _asked_for_again(trial: int, record: dict) -> bool:
+    return record["tag"] == "main" and (trial < 3 or trial >= TIMING_EXTRA_TRIALS)
+
+
+def _mutates(record: dict) -> bool:
+    """Whether the reference's own call changed its inputs (worked out once, while both are kept)."""
+    if "mutates_inputs" not in record:
+        record["mutates_inputs"] = compare.same_values(record["inputs_before"], record["inputs_after"]) is not None
+    return record["mutates_inputs"]
 
 
 def _inputs_after(before: list, reported):

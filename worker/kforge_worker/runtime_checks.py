@@ -66,7 +66,7 @@ def _protected_objects() -> dict:
     import builtins
     import json
 
-    from kforge_worker import candidate, protocol, tensors, timed_reps, timing, transport
+    from kforge_worker import candidate, device_transport, protocol, tensors, timed_reps, timing, transport
 
     objs = {}
     for mod, names in [
@@ -79,8 +79,9 @@ def _protected_objects() -> dict:
         (builtins, ["open", "getattr", "isinstance", "type", "len", "id"]),
         (json, ["dumps", "loads"]),
         (tensors, ["detach_clone", "to_device", "describe"]),
-        (transport, ["pack", "unpack", "check_sealed", "connect"]),
+        (transport, ["pack", "pack_set", "unpack", "unpack_set", "check_sealed", "connect"]),
         (transport.Peer, ["get", "put", "_ask"]),
+        (device_transport.VmmBackend, ["export", "import_copy"]),
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
@@ -100,7 +101,7 @@ def _protected_objects() -> dict:
             except AttributeError:
                 pass
     for name in ("time", "torch", "kforge_worker.timing", "kforge_worker.tensors", "kforge_worker.transport",
-                 "kforge_worker.protocol",
+                 "kforge_worker.device_transport", "kforge_worker.protocol",
                  "kforge_worker.timed_reps",
                  "kforge_worker.candidate", "kforge_worker.runtime_checks", "builtins", "json"):
         objs[f"sys.modules[{name!r}]"] = sys.modules.get(name)
@@ -119,16 +120,19 @@ def _children() -> set:
 
 
 def _unchanged(t: torch.Tensor, snap: torch.Tensor) -> bool:
-    """Whether an output still holds its snapshot's values; a plain host tensor is compared in place."""
-    if type(t) is torch.Tensor and t.device.type == "cpu":
+    """Whether an output still holds its snapshot's values; a plain tensor beside its snapshot is
+    compared in place."""
+    if type(t) is torch.Tensor and t.device == snap.device:
         return same_bits(t, snap)
-    return torch.equal(_raw_clone(t).nan_to_num(), snap.nan_to_num())
+    return torch.equal(_raw_clone(t, snap.device).nan_to_num(), snap.nan_to_num())
 
 
-def _raw_clone(t: torch.Tensor):
-    """A copy of a tensor's data that never runs a subclass's Python code."""
+def _raw_clone(t: torch.Tensor, device=None):
+    """A copy of a tensor's data that never runs a subclass's Python code: on the host, or with
+    ``device`` on that device."""
     with torch._C.DisableTorchFunction():
-        return torch.Tensor.clone(torch.Tensor.detach(t)).cpu()
+        copy = torch.Tensor.clone(torch.Tensor.detach(t))
+        return torch.Tensor.cpu(copy) if device is None else torch.Tensor.to(copy, device)
 
 
 class _OpRecorder(dispatch_mode.LightDispatchMode):
@@ -242,8 +246,9 @@ class Watch:
     def tampered(self) -> List[str]:
         return self._tampered()
 
-    def forward(self, model, inputs, record_ops: bool):
-        """Calls the model once under watch; returns (outputs, facts)."""
+    def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False):
+        """Calls the model once under watch; returns (outputs, facts, the outputs' snapshot). The
+        snapshot is on the host, or with ``snapshots_on_device`` where each output lies."""
         threads_before = {t.ident for t in threading.enumerate()}
         children_before = _children()
         ops: set = set()
@@ -260,7 +265,7 @@ class Watch:
             # stream, in the order a caller would read the outputs, so work left on a side stream the
             # current stream never waited for shows up as unfinished outputs (and as outputs that change
             # afterwards). Any bookkeeping before it would give such work time to finish.
-            snapshots = take_snapshots(outputs)
+            snapshots = take_snapshots(outputs, snapshots_on_device)
         finally:
             events = self._end()
         facts = forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
@@ -268,12 +273,13 @@ class Watch:
         return outputs, facts, rebuild(outputs, iter(snapshots))
 
 
-def take_snapshots(outputs) -> list:
-    """A copy of every output tensor (None where one cannot be copied), in _leaves() order."""
+def take_snapshots(outputs, on_device: bool = False) -> list:
+    """A copy of every output tensor (None where one cannot be copied), in _leaves() order: on the
+    host, or with ``on_device`` beside the output (a copy on the current stream, like the host one)."""
     snapshots = []
     for t in _leaves(outputs):
         try:
-            snapshots.append(_raw_clone(t))
+            snapshots.append(_raw_clone(t, t.device if on_device else None))
         except Exception:
             snapshots.append(None)
     return snapshots

@@ -24,18 +24,48 @@ def detach_clone(obj):
     return obj
 
 
-def kept(obj, shared_storages=frozenset()):
-    """Like detach_clone, but a host tensor is copied only where its storage is in ``shared_storages``
-    (others may change it); the rest are kept as plain detached tensors, without a copy."""
+def copy_to(obj, device: str):
+    """A deep copy of tensors (plain torch.Tensor, strides kept) on ``device``, never sharing memory."""
+    if isinstance(obj, torch.Tensor):
+        return torch.Tensor.as_subclass(obj.detach().to(device, copy=True), torch.Tensor)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(copy_to(x, device) for x in obj)
+    if isinstance(obj, dict):
+        return {k: copy_to(v, device) for k, v in obj.items()}
+    return obj
+
+
+def to_pinned_host(obj):
+    """Host copies in page-locked memory, so that bringing them back to the device is a DMA."""
     if isinstance(obj, torch.Tensor):
         t = obj.detach()
-        if t.device.type != "cpu" or t.untyped_storage().data_ptr() in shared_storages:
+        if t.device.type == "cpu":
+            return t
+        host = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu",
+                                   pin_memory=torch.cuda.is_available())
+        return host.copy_(t)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_pinned_host(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: to_pinned_host(v) for k, v in obj.items()}
+    return obj
+
+
+def kept(obj, shared_storages=frozenset(), on_device: bool = False):
+    """Like detach_clone, but a tensor is copied only where its storage is in ``shared_storages``
+    (others may change it) or where it lies on a device and ``on_device`` is False (then a host copy);
+    the rest are kept as plain detached tensors, without a copy."""
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach()
+        if t.untyped_storage().data_ptr() in shared_storages:
+            return copy_to(t, t.device) if on_device else detach_clone(t)
+        if t.device.type != "cpu" and not on_device:
             return detach_clone(t)
         return torch.Tensor.as_subclass(t, torch.Tensor)
     if isinstance(obj, (list, tuple)):
-        return type(obj)(kept(x, shared_storages) for x in obj)
+        return type(obj)(kept(x, shared_storages, on_device) for x in obj)
     if isinstance(obj, dict):
-        return {k: kept(v, shared_storages) for k, v in obj.items()}
+        return {k: kept(v, shared_storages, on_device) for k, v in obj.items()}
     return obj
 
 

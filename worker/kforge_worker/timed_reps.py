@@ -111,23 +111,24 @@ class Block:
         return {"inputs_changed": self.inputs_changed[:20], "inputs_changed_count": len(self.inputs_changed),
                 "new_output_types": sorted(self.new_types), "untimed_ms": self.untimed_ns / 1e6}
 
-    def outputs_of(self, rep: int):
-        """Repetition ``rep``'s kept outputs, in the structure the call returned, on the CPU."""
+    def outputs_of(self, rep: int, on_host: bool = True):
+        """Repetition ``rep``'s kept outputs, in the structure the call returned: on the CPU, or where
+        they were kept (on the device: for the device transport)."""
         if rep < 0 or rep >= len(self.kept):
             raise ValueError(f"no repetition {rep} in the last block ({len(self.kept)} ran)")
         kept = self.kept[rep]
         if kept is None:
             raise RuntimeError(f"repetition {rep} returned no tensors")
         copies = iter(kept)
-        return _rebuild(self.returned_structure, copies)
+        return _rebuild(self.returned_structure, copies, on_host)
 
 
-def _rebuild(obj, copies):
+def _rebuild(obj, copies, on_host: bool):
     if isinstance(obj, torch.Tensor):
         t = next(copies)
-        return None if t is None else t.cpu()
+        return None if t is None else t.cpu() if on_host else t
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_rebuild(x, copies) for x in obj)
+        return type(obj)(_rebuild(x, copies, on_host) for x in obj)
     if isinstance(obj, dict):
-        return {k: _rebuild(v, copies) for k, v in obj.items()}
+        return {k: _rebuild(v, copies, on_host) for k, v in obj.items()}
     return obj

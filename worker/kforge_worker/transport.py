@@ -7,6 +7,12 @@ and seals it (no write, shrink or grow, no seal removed), so the reader can map 
 nobody, the writer included, can change what the reader sees. A reader maps a set privately
 (copy on write): tensors are writable, but writes stay in the reader's process.
 
+With a device backend (device_transport.py, off by default) a storage on the device does not go
+through the memfd: its bytes are copied into a device buffer of their own, whose descriptor travels
+next to the memfd, and the description names the buffer instead of an offset. A reader always
+imports such a buffer as a private copy, so what the writer does with its buffer afterwards changes
+nothing the reader sees; the reference copies what a candidate puts the moment it arrives.
+
 The reference publishes sets under names; the candidate fetches them and puts its outputs back under
 names kforge gives it, over a SOCK_SEQPACKET socket the reference listens on in the evaluation's
 shared folder (read-only in the candidate's sandbox; a socket can still be connected to there).
@@ -34,6 +40,7 @@ _ALIGN = 64
 _MAX_META = 16 << 20
 _MAX_DIMS = 64
 _MAX_MESSAGE = 4096
+MAX_BUFFERS = 64  # device buffers per set (SCM_RIGHTS passes at most 253 descriptors); more go by memfd
 _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
     torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
@@ -44,25 +51,37 @@ class TransportError(Exception):
     """A set that cannot be passed or read (bad seals, an impossible description, a closed socket)."""
 
 
-# -- one set of tensors in one sealed memfd ---------------------------------------------------------
+# -- one set of tensors in one sealed memfd (and its device buffers) --------------------------------
 def pack(obj) -> int:
     """A sealed memfd holding ``obj``; the caller owns (and closes) the descriptor."""
+    fd, buffers = pack_set(obj, None)
+    return fd
+
+
+def pack_set(obj, backend):
+    """(sealed memfd, device buffers) holding ``obj``: with ``backend``, each storage it handles goes
+    into a fresh buffer of its own (up to MAX_BUFFERS). The caller owns both: it sends the memfd and
+    each buffer's ``fd``, and closes them all when the set is no longer served."""
     storages, tensors, index = [], [], {}
+    buffers = []  # (storage index, buffer) of device storages, in buffer order
 
     def node(x):
         if isinstance(x, torch.Tensor):
             t = torch.Tensor.detach(x).as_subclass(torch.Tensor)
             if t.layout != torch.strided or t.is_quantized or t.device.type == "meta":
                 raise TransportError(f"cannot pass a {t.layout} tensor on {t.device}")
-            if t.device.type != "cpu":
+            on_device = backend is not None and backend.handles(t) and len(buffers) < MAX_BUFFERS
+            if t.device.type != "cpu" and not on_device:
                 t = t.cpu()
             if t.dtype not in _DTYPES.values():
                 raise TransportError(f"cannot pass a tensor of dtype {t.dtype}")
             s = t.untyped_storage()
-            key = (s.data_ptr(), s.nbytes()) if s.nbytes() else ("empty", len(storages))
+            key = (str(t.device), s.data_ptr(), s.nbytes()) if s.nbytes() else ("empty", len(storages))
             if key not in index:
                 index[key] = len(storages)
                 storages.append(s)
+                if on_device:
+                    buffers.append((index[key], None))
             tensors.append({"storage": index[key], "dtype": str(t.dtype).replace("torch.", ""),
                             "shape": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset()})
             return {"tensor": len(tensors) - 1}
@@ -77,30 +96,51 @@ def pack(obj) -> int:
         raise TransportError(f"cannot pass a value of type {type(x).__name__}")
 
     tree = node(obj)
+    on_buffer = {i: n for n, (i, _) in enumerate(buffers)}
     places, end = [], 0
-    for s in storages:
+    for i, s in enumerate(storages):
+        if i in on_buffer:
+            places.append({"buffer": on_buffer[i], "nbytes": s.nbytes()})
+            continue
         places.append({"offset": end, "nbytes": s.nbytes()})
         end += -(-s.nbytes() // _ALIGN) * _ALIGN
     meta = json.dumps({"tree": tree, "tensors": tensors, "storages": places}).encode()
     data_start = -(-(_HEADER.size + len(meta)) // _ALIGN) * _ALIGN
+    exported = []
     fd = os.memfd_create("kforge-tensors", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
+        for i, _ in buffers:
+            raw = _raw_bytes(storages[i])
+            exported.append(backend.export(raw))
         os.ftruncate(fd, data_start + end)
         _pwrite_all(fd, _HEADER.pack(_MAGIC, len(meta)) + meta, 0)
-        for s, place in zip(storages, places):
-            if place["nbytes"]:
-                raw = torch.empty(0, dtype=torch.uint8).set_(s, 0, (s.nbytes(),))
-                _pwrite_all(fd, memoryview(raw.numpy()), data_start + place["offset"])
+        for i, (s, place) in enumerate(zip(storages, places)):
+            if i not in on_buffer and place["nbytes"]:
+                _pwrite_all(fd, memoryview(_raw_bytes(s).numpy()), data_start + place["offset"])
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
     except BaseException:
         os.close(fd)
+        for buf in exported:
+            buf.close()
         raise
-    return fd
+    return fd, exported
+
+
+def _raw_bytes(s) -> torch.Tensor:
+    """A storage as a uint8 tensor on its own device (no copy)."""
+    return torch.empty(0, dtype=torch.uint8, device=s.device).set_(s, 0, (s.nbytes(),))
 
 
 def unpack(fd: int):
     """The set in a sealed memfd, as tensors over a private (copy-on-write) mapping of it. Anything
     that is not such a memfd, or whose description does not fit its size, raises TransportError."""
+    return unpack_set(fd, [], None)
+
+
+def unpack_set(fd: int, buffer_fds, backend):
+    """Like unpack, for a set that may name device buffers: ``buffer_fds`` in the order the
+    description numbers them, each imported through ``backend`` as a private copy. A description
+    that names other buffers than those sent, or more bytes than a buffer holds, raises TransportError."""
     check_sealed(fd)
     size = os.fstat(fd).st_size
     magic, meta_len = _HEADER.unpack(os.pread(fd, _HEADER.size, 0)) if size >= _HEADER.size else (b"", 0)
@@ -109,13 +149,20 @@ def unpack(fd: int):
     try:
         meta = json.loads(os.pread(fd, meta_len, _HEADER.size))
         data_start = -(-(_HEADER.size + meta_len) // _ALIGN) * _ALIGN
+        places = meta["storages"]
+        named = [_int(p["buffer"]) for p in places if isinstance(p, dict) and "buffer" in p]
+        if named != list(range(len(buffer_fds))):
+            raise TransportError(f"the set names device buffers {named[:8]}, but {len(buffer_fds)} were sent")
+        if named and backend is None:
+            raise TransportError("the set holds device buffers, and this exchange passes host memory only")
         mapping = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        bases = [_storage(mapping, data_start, size, p) for p in meta["storages"]]
+        bases = [_device_storage(backend, buffer_fds, p) if "buffer" in p else _storage(mapping, data_start, size, p)
+                 for p in places]
         tensors = [_tensor(bases, t) for t in meta["tensors"]]
         return _rebuild(meta["tree"], tensors, 0)
     except TransportError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError, RuntimeError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, RuntimeError, OSError) as exc:
         raise TransportError(f"not a tensor set ({type(exc).__name__}: {exc})"[:500]) from None
 
 
@@ -153,6 +200,12 @@ def _storage(mapping, data_start: int, size: int, place: dict) -> torch.Tensor:
     return torch.frombuffer(mapping, dtype=torch.uint8, count=nbytes, offset=data_start + offset)
 
 
+def _device_storage(backend, buffer_fds, place: dict) -> torch.Tensor:
+    """A private copy of one device buffer's first ``nbytes`` (the backend refuses foreign descriptors
+    and buffers smaller than that)."""
+    return backend.import_copy(buffer_fds[_int(place["buffer"])], _int(place["nbytes"]))
+
+
 def _tensor(bases, t: dict) -> torch.Tensor:
     dtype = _DTYPES.get(t["dtype"])
     base = bases[_int(t["storage"])]
@@ -186,18 +239,36 @@ def _rebuild(node, tensors, depth: int):
 
 
 # -- the reference's end: publishes sets, receives the candidate's --------------------------------
+class _Published:
+    """A set being served: its memfd and its device buffers (never read again by the publisher)."""
+
+    def __init__(self, fd: int, buffers: list):
+        self.fd, self.buffers = fd, buffers
+
+    def fds(self) -> list:
+        return [self.fd] + [b.fd for b in self.buffers]
+
+    def close(self) -> None:
+        os.close(self.fd)
+        for b in self.buffers:
+            b.close()
+
+
 class Exchange:
     """Listens at ``path``; serves published sets by name and keeps what candidates put, until taken.
-    One thread per connection (a candidate holds one); the evaluation's commands never wait on it."""
+    One thread per connection (a candidate holds one); the evaluation's commands never wait on it.
+    With a device ``backend`` (device_transport.py) device tensors travel as device buffers, and a set
+    a candidate puts is read (its buffers copied) when it arrives, before the candidate hears back."""
 
     MAX_RECEIVED = 16  # per connection, sets put and not yet taken: pipelined trials, a block's picks
     MAX_CONNECTIONS = 8
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, backend=None):
         self.path = path
+        self.backend = backend
         self._lock = threading.Lock()
-        self._published: Dict[str, int] = {}
-        self._received: Dict[str, int] = {}
+        self._published: Dict[str, _Published] = {}
+        self._received: Dict[str, tuple] = {}  # name -> (peer, the set, or the TransportError reading it)
         self._connections = 0
         self._peer_ids = itertools.count()  # names a connection for the sets it put
         if os.path.lexists(path):
@@ -208,17 +279,30 @@ class Exchange:
         self._listener.listen(self.MAX_CONNECTIONS)
         threading.Thread(target=self._accept, name="kforge-transport", daemon=True).start()
 
-    def publish(self, name: str, obj):
-        """Copies ``obj`` into a sealed memfd served as ``name``; returns the set as the candidate will
-        see it (a private view of that memfd, not ``obj``)."""
-        fd = pack(obj)
-        view = unpack(fd)
+    @property
+    def mode(self) -> str:
+        return self.backend.name if self.backend is not None else "host"
+
+    def publish(self, name: str, obj, device: bool = False):
+        """Copies ``obj`` into a sealed memfd (with ``device``, its device tensors into device buffers)
+        served as ``name``. Returns the set as the candidate will see it (a private view of that memfd,
+        not ``obj``) where it is all on the host; None where it holds device buffers, which the
+        publisher never reads (the candidate could write them)."""
+        fd, buffers = pack_set(obj, self.backend if device else None)
+        view = None if buffers else unpack(fd)
         with self._lock:
             old = self._published.pop(name, None)
-            self._published[name] = fd
+            self._published[name] = _Published(fd, buffers)
         if old is not None:
-            os.close(old)
+            old.close()
         return view
+
+    def unpublish(self, name: str) -> None:
+        """Stops serving ``name`` and releases its memfd and buffers."""
+        with self._lock:
+            old = self._published.pop(name, None)
+        if old is not None:
+            old.close()
 
     def take(self, name: str):
         """What a candidate put under ``name`` (None if nothing; a TransportError if not a set); removed."""
@@ -226,17 +310,13 @@ class Exchange:
             entry = self._received.pop(name, None)
         if entry is None:
             return None
-        fd = entry[1]
-        try:
-            return unpack(fd)
-        finally:
-            os.close(fd)
+        if isinstance(entry[1], TransportError):
+            raise entry[1]
+        return entry[1]
 
     def forget_received(self) -> None:
         with self._lock:
-            fds, self._received = [fd for _, fd in self._received.values()], {}
-        for fd in fds:
-            os.close(fd)
+            self._received = {}
 
     def close(self) -> None:
         try:
@@ -245,10 +325,10 @@ class Exchange:
             pass
         self._listener.close()
         with self._lock:
-            fds = list(self._published.values()) + [fd for _, fd in self._received.values()]
+            published = list(self._published.values())
             self._published, self._received = {}, {}
-        for fd in fds:
-            os.close(fd)
+        for p in published:
+            p.close()
         try:
             os.unlink(self.path)
         except OSError:
@@ -272,13 +352,16 @@ class Exchange:
         try:
             with conn:
                 while True:
-                    data, fds, _, _ = socket.recv_fds(conn, _MAX_MESSAGE, 1)
+                    data, fds, _, _ = socket.recv_fds(conn, _MAX_MESSAGE, 1 + MAX_BUFFERS)
                     if not data:
                         for fd in fds:
                             os.close(fd)
                         return
-                    reply, fd_out = self._answer(peer, data, fds)
-                    socket.send_fds(conn, [json.dumps(reply).encode()], [fd_out] if fd_out is not None else [])
+                    reply, fds_out = self._answer(peer, data, fds)
+                    try:
+                        socket.send_fds(conn, [json.dumps(reply).encode()], fds_out)
+                    finally:
+                        _close_all(fds_out)
         except OSError:
             pass
         finally:
@@ -286,70 +369,92 @@ class Exchange:
                 self._connections -= 1
 
     def _answer(self, peer: int, data: bytes, fds: list):
-        """(reply, descriptor to send with it) for one request; takes ownership of ``fds``."""
+        """(reply, descriptors to send with it, which the caller closes once sent) for one request;
+        closes ``fds`` before it returns."""
         try:
             request = json.loads(data)
             op, name = request["op"], request["name"]
             if not isinstance(name, str) or len(name) > 256:
                 raise ValueError("bad name")
         except (ValueError, KeyError, TypeError):
-            for fd in fds:
-                os.close(fd)
-            return {"ok": False, "error": "malformed request"}, None
+            _close_all(fds)
+            return {"ok": False, "error": "malformed request"}, []
+        if op == "hello":
+            _close_all(fds)
+            return {"ok": True, "device_transport": self.mode}, []
         if op == "get":
-            for fd in fds:
-                os.close(fd)
+            _close_all(fds)
             with self._lock:
-                fd = self._published.get(name)
-            return ({"ok": True}, fd) if fd is not None else ({"ok": False, "error": f"no set named {name!r}"}, None)
-        if op == "put" and len(fds) == 1:
+                published = self._published.get(name)
+                if published is not None:  # copies of the descriptors: unpublish may close the originals
+                    return {"ok": True}, [os.dup(fd) for fd in published.fds()]
+            return {"ok": False, "error": f"no set named {name!r}"}, []
+        if op == "put" and fds:
             try:
                 check_sealed(fds[0])
             except (TransportError, OSError) as exc:
-                os.close(fds[0])
-                return {"ok": False, "error": str(exc)}, None
+                _close_all(fds)
+                return {"ok": False, "error": str(exc)}, []
             with self._lock:
                 waiting = sum(1 for owner, _ in self._received.values() if owner == peer)
                 accepted = name not in self._received and waiting < self.MAX_RECEIVED
                 if accepted:
-                    self._received[name] = (peer, fds[0])
+                    self._received[name] = (peer, TransportError("the set is still being read"))
             if not accepted:
-                os.close(fds[0])
-                return {"ok": False, "error": f"{name!r} already put, or too many sets waiting"}, None
-            return {"ok": True}, None
-        for fd in fds:
-            os.close(fd)
-        return {"ok": False, "error": f"unknown request {op!r}"}, None
+                _close_all(fds)
+                return {"ok": False, "error": f"{name!r} already put, or too many sets waiting"}, []
+            # Read now, while the candidate waits for this reply: its buffers are copied before it
+            # can touch them again, as a sealed memfd would be frozen.
+            try:
+                got = unpack_set(fds[0], fds[1:], self.backend)
+            except TransportError as exc:
+                got = exc
+            finally:
+                _close_all(fds)
+            with self._lock:
+                self._received[name] = (peer, got)
+            return {"ok": True}, []
+        _close_all(fds)
+        return {"ok": False, "error": f"unknown request {op!r}"}, []
+
+
+def _close_all(fds) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 # -- the candidate's end ----------------------------------------------------------------------------
 class Peer:
-    """A connection to an Exchange: fetches published sets, puts sets back."""
+    """A connection to an Exchange: fetches published sets, puts sets back. The exchange says whether
+    device tensors travel as device buffers; ``backend_for`` makes the backend for that mode."""
 
-    def __init__(self, path: str, timeout_s: float = 300.0):
+    def __init__(self, path: str, timeout_s: float = 300.0, backend_for=None):
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self._sock.settimeout(timeout_s)
         _at_short_path(path, self._sock.connect)
+        reply, fds = self._ask({"op": "hello", "name": ""}, [])
+        _close_all(fds)
+        self.device_transport = reply.get("device_transport", "host") if reply.get("ok") else "host"
+        self.backend = backend_for(self.device_transport) if backend_for and self.device_transport != "host" else None
 
     def get(self, name: str):
         reply, fds = self._ask({"op": "get", "name": name}, [])
-        if not reply.get("ok") or len(fds) != 1:
-            for fd in fds:
-                os.close(fd)
-            raise TransportError(f"cannot fetch {name}: {reply.get('error', 'no descriptor')}")
         try:
-            return unpack(fds[0])
+            if not reply.get("ok") or not fds:
+                raise TransportError(f"cannot fetch {name}: {reply.get('error', 'no descriptor')}")
+            return unpack_set(fds[0], fds[1:], self.backend)
         finally:
-            os.close(fds[0])
+            _close_all(fds)
 
     def put(self, name: str, obj) -> None:
-        fd = pack(obj)
+        fd, buffers = pack_set(obj, self.backend)
         try:
-            reply, fds = self._ask({"op": "put", "name": name}, [fd])
+            reply, fds = self._ask({"op": "put", "name": name}, [fd] + [b.fd for b in buffers])
         finally:
             os.close(fd)
-        for extra in fds:
-            os.close(extra)
+            for b in buffers:  # the reference has its copy once it replied
+                b.close()
+        _close_all(fds)
         if not reply.get("ok"):
             raise TransportError(f"cannot put {name}: {reply.get('error')}")
 
@@ -358,14 +463,14 @@ class Peer:
 
     def _ask(self, request: dict, fds: list):
         socket.send_fds(self._sock, [json.dumps(request).encode()], fds)
-        data, got, _, _ = socket.recv_fds(self._sock, _MAX_MESSAGE, 1)
+        data, got, _, _ = socket.recv_fds(self._sock, _MAX_MESSAGE, 1 + MAX_BUFFERS)
         if not data:
+            _close_all(got)
             raise TransportError("the reference closed the connection")
         try:
             return json.loads(data), got
         except ValueError:
-            for fd in got:
-                os.close(fd)
+            _close_all(got)
             raise TransportError("a malformed reply") from None
 
 
@@ -386,7 +491,7 @@ def socket_path(folder: str) -> str:
     return os.path.join(folder, SOCKET_NAME)
 
 
-def connect(path: Optional[str]) -> Peer:
+def connect(path: Optional[str], backend_for=None) -> Peer:
     if not path:
         raise TransportError("no transport socket was named")
-    return Peer(path)
+    return Peer(path, backend_for=backend_for)

@@ -1,0 +1,105 @@
+"""The reference's trials, and on a device which one of them is there.
+
+A trial's record holds the inputs as drawn (``inputs_before``), the inputs after the reference's
+call (``inputs_after``), the outputs, the float64 outputs of an audited trial (``outputs64``) and
+the facts judged later. On the host (``on_device`` False) records are kept as they are.
+
+On a device at most one trial is *resident*: its tensors are on the device. Before another trial
+takes the device, the resident one is parked on the host when kforge may ask for it again (``keep``:
+the trials the timing phase swaps in and checks timed repetitions against) and dropped otherwise.
+A parked trial's fields are brought back when a command needs them (a timed repetition's check
+needs the outputs only). Parking is lazy and copies once: a trial asked for again before any other
+never leaves the device, and a trial parked before keeps its host copy (its outputs and inputs as
+drawn never change), so leaving the device again costs nothing.
+"""
+
+from typing import Callable, Dict, Optional
+
+DEVICE_FIELDS = ("outputs", "inputs_before", "inputs_after", "outputs64")
+PARKED_FIELDS = ("outputs", "inputs_before")  # what a later command can ask for
+
+
+class TrialStore:
+    def __init__(self, on_device: bool, park: Callable = None, unpark: Callable = None,
+                 keep: Callable[[int, dict], bool] = None, on_drop: Callable[[int, dict], None] = None):
+        self.on_device = on_device
+        self.records: Dict[int, dict] = {}
+        self.resident: Optional[int] = None
+        self._park, self._unpark = park, unpark
+        self._keep = keep or (lambda trial, record: True)
+        self._on_drop = on_drop or (lambda trial, record: None)
+        self._host: Dict[int, dict] = {}  # host copies of parked fields: made once, reused at each eviction
+        self.dropped = set()  # trials whose tensors are gone
+
+    def add(self, trial: int, record: dict) -> dict:
+        """A new trial; it holds only its inputs until ``claim`` gives it the device for its call."""
+        if self.resident == trial:
+            self.resident = None
+        self.records[trial] = record
+        self._host.pop(trial, None)
+        self.dropped.discard(trial)
+        return record
+
+    def claim(self, trial: int, need=PARKED_FIELDS) -> dict:
+        """The record of ``trial``, resident, with the fields in ``need`` on the device (the previous
+        resident trial parked or dropped first). On the host: the record."""
+        record = self.records[trial]
+        if not self.on_device:
+            return record
+        if trial in self.dropped:
+            raise RuntimeError(f"trial {trial}'s tensors were released after its check; nothing asks for "
+                               f"them again in an evaluation")
+        if self.resident is not None and self.resident != trial:
+            self._evict(self.resident)
+        host = self._host.get(trial, {})
+        for field in need:
+            if field in host and record.get(field) is host[field]:
+                record[field] = self._unpark(host[field])
+        self.resident = trial
+        return record
+
+    def is_parked(self, trial: int) -> bool:
+        host = self._host.get(trial, {})
+        return bool(host) and all(self.records[trial].get(f) is host[f] for f in host)
+
+    def finish(self, trial: int) -> None:
+        """``trial`` was checked: what only its check needed goes; all of it where kforge will not ask again."""
+        if not self.on_device:
+            return
+        record = self.records[trial]
+        for field in ("inputs_after", "outputs64"):
+            record.pop(field, None)
+        if not self._keep(trial, record):
+            self._drop(trial)
+
+    def _evict(self, trial: int) -> None:
+        record = self.records[trial]
+        if not self._keep(trial, record):
+            self._drop(trial)
+            return
+        host = self._host.setdefault(trial, {})
+        for field in DEVICE_FIELDS:
+            if field not in record:
+                continue
+            if field not in PARKED_FIELDS:
+                del record[field]
+            else:
+                if field not in host:
+                    host[field] = self._park(record[field])
+                record[field] = host[field]
+        if self.resident == trial:
+            self.resident = None
+
+    def _drop(self, trial: int) -> None:
+        record = self.records[trial]
+        for field in DEVICE_FIELDS:
+            record.pop(field, None)
+        self._host.pop(trial, None)
+        self.dropped.add(trial)
+        if self.resident == trial:
+            self.resident = None
+        self._on_drop(trial, record)
+
+    def others_with_inputs(self, trial: int) -> list:
+        """Records of other trials whose inputs are still kept (on the device or parked), by trial."""
+        return [r for n, r in sorted(self.records.items()) if n != trial and "inputs_before" in r]

@@ -1,0 +1,53 @@
+"""A stand-in for device_transport.VmmBackend on a machine without a GPU, for tests only.
+
+The real backend needs CUDA (cuMemCreate and friends); this one keeps the same contract so the
+transport's handling of device buffers can be tested anywhere: every tensor counts as a device
+tensor, a "buffer" is an unsealed memfd (like a VMM buffer, its exporter could still write it), and
+an import is a private copy. What it cannot show (the driver refusing a foreign descriptor, a copy
+between two CUDA contexts) is what bench/device_transport_check.sh runs on a GPU.
+"""
+
+import os
+import stat
+
+import torch
+
+
+class FakeBuffer:
+    def __init__(self, raw: torch.Tensor):
+        self.fd = os.memfd_create("fake-device-buffer", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, max(1, raw.numel()))
+        if raw.numel():
+            os.pwrite(self.fd, raw.contiguous().numpy().tobytes(), 0)
+        self.closed = False
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+            self.closed = True
+
+
+class FakeBackend:
+    name = "vmm"
+
+    def __init__(self):
+        self.exported = []
+        self.imports = 0
+
+    def handles(self, t: torch.Tensor) -> bool:
+        return True
+
+    def export(self, raw: torch.Tensor) -> FakeBuffer:
+        buf = FakeBuffer(raw)
+        self.exported.append(buf)
+        return buf
+
+    def import_copy(self, fd: int, nbytes: int) -> torch.Tensor:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # the real backend refuses FIFOs, files, folders and sockets
+            raise RuntimeError("the descriptor received is not an exported buffer")
+        if nbytes > st.st_size:
+            raise RuntimeError(f"{nbytes} bytes asked of a buffer of {st.st_size}")
+        self.imports += 1
+        data = os.pread(fd, nbytes, 0) if nbytes else b""
+        return torch.frombuffer(bytearray(data), dtype=torch.uint8) if nbytes else torch.empty(0, dtype=torch.uint8)

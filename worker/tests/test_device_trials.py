@@ -1,0 +1,151 @@
+"""Device-resident trials end to end between a reference and a candidate session, without a GPU.
+
+Both sessions run in one child process (the candidate's audit hook cannot be removed again) on the
+CPU, with fake_device_backend.FakeBackend standing in for the CUDA VMM backend: every input set of a
+trial and everything the candidate puts travels as "device" buffers, and the reference keeps at most
+one trial's outputs resident. On a machine with a CUDA GPU the same scenario also runs with the
+real VMM backend on the GPU (bench/device_transport_check.sh runs it there).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(x) + y
+def get_inputs():
+    return [torch.randn(64, 32), torch.randn(64, 32)]
+def get_init_inputs():
+    return []
+"""
+
+HONEST = """
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.clamp_min(x, 0) + y
+"""
+
+MUTATES = """
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x, y):
+        out = torch.clamp_min(x, 0) + y
+        y.zero_()
+        return out
+"""
+
+SCENARIO = textwrap.dedent("""
+    import json, os, sys
+    import torch
+    from fake_device_backend import FakeBackend
+    from kforge_worker import candidate, device_transport, reference
+
+    problem, honest, mutates, shared, device = sys.argv[1:6]
+    if device == "cpu":  # the fake backend: every tensor counts as a device tensor
+        backend = FakeBackend()
+        device_transport.select = lambda device, environ=None: "vmm"
+        device_transport.backend = lambda mode, device: backend if mode == "vmm" else None
+    else:
+        os.environ["KFORGE_DEVICE_TRANSPORT"] = "vmm"
+    out = {}
+
+    ref = reference.ReferenceSession()
+    loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
+    out["mode"] = loaded["device_transport"]
+
+    def start(path):
+        cand = candidate.CandidateSession()
+        cand.load_candidate({"device": device, "transport": loaded["transport"], "init_inputs": loaded["init_inputs"],
+                             "state": loaded["state"], "candidate": path, "seed": 3})
+        return cand
+
+    cand = start(honest)
+    out["candidate_mode"] = cand.peer.device_transport
+    checks, resident = [], []
+    made = ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
+    out["first_reply"] = sorted(made)
+    for t in range(6):  # kforge's pipelined order: trial t+1 is drawn before trial t is checked
+        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"out_{t}"})
+        if t == 4 and device == "cpu":  # a candidate writing the buffers it was handed: nothing the reference reads
+            for buf in ref.exchange._published["inputs_main_4"].buffers:
+                os.pwrite(buf.fd, b"\\xff" * 256, 0)
+        reply = ref.make_trial({"trial": t + 1, "seed": 3})
+        checks.append(ref.check({"trial": t, "candidate_outputs": f"out_{t}"}))
+        # The trials whose outputs are not parked on the host (on a GPU: on the device).
+        resident.append([n for n, r in ref.trials.records.items() if "outputs" in r and not ref.trials.is_parked(n)])
+    out["checks"] = [[c["match"], "input_mutation" in c, "precision" in c] for c in checks]
+    out["resident"] = resident
+    out["resident_after_checks"] = ref.trials.resident
+    out["parked"] = sorted(n for n in ref.trials.records if ref.trials.is_parked(n))
+    out["dropped"] = sorted(ref.trials.dropped)
+    out["outputs_kept"] = sorted(n for n, r in ref.trials.records.items() if "outputs" in r)
+    out["published"] = sorted(n for n in ref.exchange._published if n.startswith("inputs_"))
+
+    # A wrong answer is caught on the trial's own values.
+    cand.peer.put("wrong", {"outputs": torch.zeros(64, 32), "inputs_after": {"changed": {}, "count": 2}, "facts": {}})
+    ref.make_trial({"trial": 1001, "seed": 3})
+    out["wrong"] = ref.check({"trial": 1001, "candidate_outputs": "wrong", "timing": True})["match"]
+
+    # Timing: parked sets come back for the baselines and for the checks of timed repetitions.
+    ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": [0, 1, 2]})
+    cand.prepare_timing({"inputs": "inputs_main_0", "input_sets": ["inputs_main_0", "inputs_main_1", "inputs_main_2"]})
+    block = cand.time({"reps": 6, "schedule": [0, 1, 2, 2, 1, 0]})
+    out["inputs_changed"] = block["inputs_changed_count"]
+    cand.timing_outputs({"picks": [{"rep": r, "outputs": f"rep_{r}"} for r in range(6)]})
+    out["timed"] = [ref.check({"trial": k, "candidate_outputs": f"rep_{r}", "timing": True})["match"]
+                    for r, k in enumerate([0, 1, 2, 2, 1, 0])]
+    cand.timing_outputs({"picks": [{"rep": 0, "outputs": "rep_0_again"}]})
+    out["timed_other_set"] = ref.check({"trial": 1, "candidate_outputs": "rep_0_again", "timing": True})["match"]
+
+    # A candidate that changes an input the reference leaves alone is reported.
+    ref.reset({})
+    loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
+    bad = start(mutates)
+    ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
+    bad.run({"inputs": "inputs_main_0", "outputs": "m_0"})
+    out["mutation"] = "input_mutation" in ref.check({"trial": 0, "candidate_outputs": "m_0"})
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA GPU: the real VMM backend needs one"))])
+def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device):
+    files = {}
+    for name, text in (("problem", PROBLEM), ("honest", HONEST), ("mutates", MUTATES)):
+        files[name] = tmp_path / f"{name}.py"
+        files[name].write_text(text)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    worker = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([worker, os.path.join(worker, "tests")]),
+           "KFORGE_WORKDIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", SCENARIO, str(files["problem"]), str(files["honest"]),
+                          str(files["mutates"]), str(shared), device], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-4000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
+    assert {"outputs", "output_bytes", "seconds"} <= set(out["first_reply"])
+    # Every trial matches, no input mutation; the first is audited against float64.
+    assert all(match and not mutation for match, mutation, _ in out["checks"]), out["checks"]
+    assert out["checks"][0][2]
+    # Trials 0-2 (timing sets) are kept (parked off the device), later ones released with their inputs.
+    assert out["parked"] == [0, 1, 2] and out["resident_after_checks"] is None
+    assert all(len(r) <= 1 for r in out["resident"]), out["resident"]
+    assert out["dropped"] == [3, 4, 5]
+    assert out["outputs_kept"] == [0, 1, 2]
+    assert out["published"] == ["inputs_main_0", "inputs_main_1", "inputs_main_2", "inputs_main_6"]
+    assert out["wrong"] is False
+    assert out["inputs_changed"] == 0
+    assert out["timed"] == [True] * 6
+    assert out["timed_other_set"] is False  # set 0's outputs are not set 1's: the sets really differ
+    assert out["mutation"] is True
