@@ -23,9 +23,10 @@ import time
 
 from torch.utils._pytree import tree_map
 
-# Shorter than any gap between correctness runs (tens of ms apart), longer than a busy machine's gap
-# between timed repetitions.
-GAP_S = 5e-3
+# Timed repetitions come back to back, correctness runs do not: the cadence is learnt from the first
+# correctness calls (see timed_cadence.py), so the cheat works on a loaded machine too.
+LEARN_CALLS = 4
+SOONER = 5.0
 
 
 class Deferred(torch.Tensor):
@@ -47,11 +48,16 @@ class Deferred(torch.Tensor):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        self.returned_at = 0.0
+        self.returned_at = None
+        self.gaps = []
 
     def forward(self, x):
         # Back-to-back calls are timed repetitions: hand back a promise instead of the result.
-        timed = time.perf_counter() - self.returned_at < GAP_S
+        now = time.perf_counter()
+        gap = None if self.returned_at is None else now - self.returned_at
+        timed = len(self.gaps) >= LEARN_CALLS and gap is not None and gap * SOONER < min(self.gaps)
+        if gap is not None and len(self.gaps) < LEARN_CALLS:
+            self.gaps.append(gap)
         out = Deferred(x.clone()) if timed else _relu(x)
         self.returned_at = time.perf_counter()
         return out
