@@ -19,6 +19,7 @@ shared folder (read-only in the candidate's sandbox; a socket can still be conne
 docs/isolation.md says why the socket lives there.
 """
 
+import errno
 import fcntl
 import itertools
 import json
@@ -28,6 +29,7 @@ import socket
 import stat
 import struct
 import threading
+import time
 from typing import Dict, Optional
 
 import torch
@@ -56,6 +58,20 @@ def pack(obj) -> int:
     """A sealed memfd holding ``obj``; the caller owns (and closes) the descriptor."""
     fd, buffers = pack_set(obj, None)
     return fd
+
+
+def _seal(fd: int, attempts: int = 6) -> None:
+    """Seals a memfd nobody has mapped. The kernel refuses F_SEAL_WRITE (EBUSY) while any page of the
+    file holds a reference beyond the page cache's own, and a page written a moment ago can still be
+    held briefly by the kernel itself (seen on a loaded machine): try again after a short wait."""
+    for attempt in range(attempts):
+        try:
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or attempt + 1 == attempts:
+                raise
+            time.sleep(0.01 * 2 ** attempt)
 
 
 def pack_set(obj, backend):
@@ -117,7 +133,7 @@ def pack_set(obj, backend):
         for i, (s, place) in enumerate(zip(storages, places)):
             if i not in on_buffer and place["nbytes"]:
                 _pwrite_all(fd, memoryview(_raw_bytes(s).numpy()), data_start + place["offset"])
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        _seal(fd)
     except BaseException:
         os.close(fd)
         for buf in exported:

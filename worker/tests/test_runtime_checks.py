@@ -25,9 +25,9 @@ def test_facts_from_a_hostile_forward(tmp_path):
             opener("/etc/hostname").close()
             out = torch.zeros_like(x)
             def late():
-                returned.wait()
-                out.fill_(1)
-            threading.Thread(target=late).start()
+                if returned.wait(timeout=60):
+                    out.fill_(1)
+            threading.Thread(target=late, daemon=True).start()
             return out
     """))
     # The late write starts once the outputs' snapshot is taken (not after a fixed sleep, which a
@@ -40,8 +40,8 @@ def test_facts_from_a_hostile_forward(tmp_path):
         sys.path.insert(0, {str(tmp_path)!r})
         import cand
         snapshots = runtime_checks.take_snapshots
-        def snapshot_then_release(outputs):
-            taken = snapshots(outputs)
+        def snapshot_then_release(*args, **kwargs):
+            taken = snapshots(*args, **kwargs)
             cand.returned.set()
             return taken
         runtime_checks.take_snapshots = snapshot_then_release

@@ -233,3 +233,26 @@ def test_a_separate_process_cannot_change_the_set_it_was_handed(exchange):
         assert torch.equal(peer.get("inputs_main_0")[0], sent)
     finally:
         peer.close()
+
+
+def test_a_transient_ebusy_when_sealing_is_retried_and_a_lasting_one_reported(monkeypatch):
+    real = transport.fcntl.fcntl
+    refusals = {"left": 2}
+
+    def busy_then_real(fd, cmd, arg=0):
+        if cmd == transport.fcntl.F_ADD_SEALS and refusals["left"] > 0:
+            refusals["left"] -= 1
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(transport.fcntl, "fcntl", busy_then_real)
+    fd, _ = transport.pack_set([torch.arange(6.0)], None)
+    try:
+        assert real(fd, transport.fcntl.F_GET_SEALS) & transport.SEALS == transport.SEALS
+        assert refusals["left"] == 0
+    finally:
+        os.close(fd)
+    refusals["left"] = 100
+    with pytest.raises(OSError) as refused:
+        transport.pack_set([torch.arange(6.0)], None)
+    assert refused.value.errno == errno.EBUSY
