@@ -3,7 +3,7 @@
 #   1. per-evaluation overhead for a trivial candidate (process start, load, 5-trial check),
 #      broken down by stage from the EvalResult's phases_s;
 #   2. cold vs cached compile time of the cpu target's two compile paths: the fast path
-#      (kforge_worker.native, g++ -shared) and torch.utils.cpp_extension.load_inline.
+#      (kforge_kernels.native, g++ -shared) and torch.utils.cpp_extension.load_inline.
 # Cold = an empty compile cache; cached = the same candidate again in a new process.
 # Usage: bash bench/eval_overhead.sh [RUNS]   (default 5). Needs scripts/setup.sh first.
 set -euo pipefail

@@ -27,7 +27,7 @@ case $runs in '' | *[!0-9]* | 0) echo "usage: bash bench/turnaround.sh [RUNS], R
 work=$(mktemp -d /tmp/kforge-turnaround-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export KFORGE_HOME=$PWD KFORGE_STATE_DIR=$work/state
-# Fast-path candidates: kforge_worker.native (cpu) and kforge_worker.cuda (NVRTC).
+# Fast-path candidates: kforge_kernels.native (cpu) and kforge_kernels.cuda (NVRTC).
 candidates="01_relu 14_mean_std_tuple"
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \

@@ -3,7 +3,8 @@
 # Ubuntu 24.04, no -dev packages, no libfmt/libspdlog/libcurl of these versions):
 #   dist/bin/kforge   stripped, RPATH $ORIGIN/../lib (DT_RPATH, so it also covers libcurl's own needs)
 #   dist/lib/         every shared library it loads except glibc, libstdc++ and libgcc_s
-#   dist/worker/ dist/targets/ dist/examples/ dist/prompts/   kforge's data (found next to bin/)
+#   dist/worker/ dist/targets/ dist/examples/ dist/prompts/   kforge's data (found next to bin/): the worker
+#                     (kforge_worker) and the kernel libraries candidates import (kforge_kernels)
 #   dist/share/chart.min.js   Chart.js for HTML reports, where this machine has libjs-chart.js
 # Usage: scripts/bundle.sh [BUILD_DIR]   (default build; builds it first if needed)
 set -euo pipefail
@@ -38,7 +39,7 @@ done
 chartjs=/usr/share/javascript/chart.js/chart.min.js
 [ -f "$chartjs" ] && mkdir -p "$dist/share" && cp "$chartjs" "$dist/share/chart.min.js"
 
-for d in worker/kforge_worker targets examples prompts; do
+for d in worker/kforge_worker worker/kforge_kernels targets examples prompts; do
   [ -e "$d" ] && mkdir -p "$dist/$(dirname "$d")" && cp -r "$d" "$dist/$d"
 done
 find "$dist" -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -4,11 +4,12 @@
 #   3. CMake build of build/kforge.
 # Options: --no-apt (skip step 1), --python PATH (interpreter to build .venv from),
 #          --build-dir DIR (default build), --no-tests (build without unit tests),
-#          --no-ray (skip Ray, which only `kforge bench --executor ray` needs: worker/requirements-ray.txt).
+#          --no-ray (skip Ray, which only `kforge bench --executor ray` needs: worker/requirements-ray.txt),
+#          --no-cute (skip the cute target's DSL, about 260 MB: worker/requirements-cute.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt=1; python=python3; build_dir=build; tests=ON; ray=1
+apt=1; python=python3; build_dir=build; tests=ON; ray=1; cute=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-apt) apt=0 ;;
@@ -16,6 +17,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir="$2"; shift ;;
     --no-tests) tests=OFF ;;
     --no-ray) ray=0 ;;
+    --no-cute) cute=0 ;;
     *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -50,6 +52,7 @@ fi
 # --- 2. Python environment for the worker ---------------------------------------------------
 reqs=(worker/requirements.txt)
 [ "$ray" = 1 ] && reqs+=(worker/requirements-ray.txt)
+[ "$cute" = 1 ] && reqs+=(worker/requirements-cute.txt)
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv from $python"
   "$python" -m venv .venv

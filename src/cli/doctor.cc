@@ -41,7 +41,7 @@ std::string version_line(const std::string& tool, const char* flag = "--version"
 DoctorCheck data_check() {
   const fs::path data = data_dir();
   std::vector<std::string> missing;
-  for (const char* part : {"worker/kforge_worker", "targets", "prompts"})
+  for (const char* part : {"worker/kforge_worker", "worker/kforge_kernels", "targets", "prompts"})
     if (!fs::is_directory(data / part)) missing.push_back(part);
   if (missing.empty()) return {"kforge data", CheckLevel::kOk, data.string() + " (worker, targets, prompts)", ""};
   return {"kforge data", CheckLevel::kFail,

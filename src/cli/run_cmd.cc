@@ -69,7 +69,7 @@ json write_outputs(const Store& store, std::int64_t run_id, const loop::RunOptio
         "kforge target: {}",
         run_id, fs::path(opt.problem).filename().string(), opt.target, best->step, loop::verdict_text(summary),
         opt.target);
-    std::string standalone = loop::make_standalone(best->source, data_dir() / "worker" / "kforge_worker", header);
+    std::string standalone = loop::make_standalone(best->source, data_dir() / "worker" / "kforge_kernels", header);
     std::ofstream(out / "best.py") << standalone;
     summary["best_file"] = (out / "best.py").string();
   }

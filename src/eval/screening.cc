@@ -60,7 +60,8 @@ bool static_check(EvalRun& run) {
   json args = {{"candidate", run.candidate_file().string()},
                {"problem", fs::absolute(run.opt.problem).string()},
                {"allowed_torch_calls", run.opt.target.allowed_torch_calls},
-               {"kernel_loops", run.opt.target.kernel_loops}};
+               {"kernel_loops", run.opt.target.kernel_loops},
+               {"kernel_modules", run.opt.target.kernel_modules}};
   WorkerReply st = run.ref->request("static_check", args, Seconds(run.opt.reference_timeout_s));
   if (st.kind != WorkerReply::kOk) {
     run.fail_from_reference(st, "reading the candidate's source");
@@ -125,7 +126,8 @@ PendingRequest send_load_candidate(EvalRun& run, const json& problem_reply) {
                {"seed", run.seed},
                {"device", run.opt.device},
                {"threads", run.threads},
-               {"precision", run.opt.precision}};
+               {"precision", run.opt.precision},
+               {"kernel_modules", run.opt.target.kernel_modules}};
   return run.cand->send("load_candidate", args, Seconds(run.opt.target.compile_timeout_s));
 }
 

@@ -68,24 +68,25 @@ std::vector<std::pair<std::string, std::string>> names(std::string list) {
   return out;
 }
 
-// Recognises the import forms of kforge_worker helpers on one top-level line.
+// Recognises the import forms of kforge's kernel libraries on one top-level line, under their
+// package (kforge_kernels) or the compatibility names kforge_worker keeps for them.
 std::vector<Import> parse_import(const std::string& line, bool* matched) {
-  static const std::regex from_pkg(R"(^from\s+kforge_worker\s+import\s+(.+?)\s*(#.*)?$)");
-  static const std::regex from_mod(R"(^from\s+kforge_worker\.(\w+)\s+import\s+(.+?)\s*(#.*)?$)");
-  static const std::regex import_mod(R"(^import\s+kforge_worker\.(\w+)(\s+as\s+(\w+))?\s*(#.*)?$)");
+  static const std::regex from_pkg(R"(^from\s+(kforge_kernels|kforge_worker)\s+import\s+(.+?)\s*(#.*)?$)");
+  static const std::regex from_mod(R"(^from\s+(kforge_kernels|kforge_worker)\.(\w+)\s+import\s+(.+?)\s*(#.*)?$)");
+  static const std::regex import_mod(R"(^import\s+(kforge_kernels|kforge_worker)\.(\w+)(\s+as\s+(\w+))?\s*(#.*)?$)");
   std::smatch m;
   std::vector<Import> out;
   *matched = true;
   if (std::regex_match(line, m, from_pkg)) {
-    for (auto& [name, alias] : names(m[1].str())) out.push_back({name, fmt::format("{} = {}", alias, var(name))});
+    for (auto& [name, alias] : names(m[2].str())) out.push_back({name, fmt::format("{} = {}", alias, var(name))});
   } else if (std::regex_match(line, m, from_mod)) {
-    std::string module = m[1].str(), bind;
-    for (auto& [name, alias] : names(m[2].str())) bind += fmt::format("{}{} = {}.{}", bind.empty() ? "" : "\n", alias, var(module), name);
+    std::string module = m[2].str(), bind;
+    for (auto& [name, alias] : names(m[3].str())) bind += fmt::format("{}{} = {}.{}", bind.empty() ? "" : "\n", alias, var(module), name);
     out.push_back({module, bind});
   } else if (std::regex_match(line, m, import_mod)) {
-    std::string module = m[1].str();
-    if (m[3].matched) out.push_back({module, fmt::format("{} = {}", m[3].str(), var(module))});
-    else out.push_back({module, fmt::format("kforge_worker = _kforge_types.SimpleNamespace({}={})", module, var(module))});
+    std::string module = m[2].str();
+    if (m[4].matched) out.push_back({module, fmt::format("{} = {}", m[4].str(), var(module))});
+    else out.push_back({module, fmt::format("{} = _kforge_types.SimpleNamespace({}={})", m[1].str(), module, var(module))});
   } else {
     *matched = false;
   }
@@ -105,7 +106,7 @@ std::string make_standalone(const std::string& source, const fs::path& helper_di
   std::size_t prelude_at = std::string::npos;
   for (const auto& line : lines) {
     bool matched = false;
-    auto imports = line.find("kforge_worker") != std::string::npos ? parse_import(line, &matched) : std::vector<Import>{};
+    auto imports = line.find("kforge_") != std::string::npos ? parse_import(line, &matched) : std::vector<Import>{};
     if (!matched) {
       body.push_back(line);
       continue;
@@ -130,8 +131,8 @@ std::string make_standalone(const std::string& source, const fs::path& helper_di
     for (const auto& m : modules) {
       fs::path file = helper_dir / (m + ".py");
       if (!fs::is_regular_file(file))
-        throw InputError(fmt::format("the candidate imports kforge_worker.{}, which is not a kforge helper ({} not found)", m,
-                                     file.string()));
+        throw InputError(fmt::format("the candidate imports {}, which is not one of kforge's kernel libraries ({} not "
+                                     "found)", m, file.string()));
       prelude += fmt::format("{} = _kforge_module(\"kforge_standalone.{}\", \"\"\"{}\"\"\")\n\n", var(m), m,
                              python_string_body(read_file(file)));
     }

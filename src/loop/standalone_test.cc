@@ -7,7 +7,7 @@
 namespace kforge::loop {
 namespace {
 
-const std::filesystem::path kHelpers = std::filesystem::path(KFORGE_SOURCE_DIR) / "worker" / "kforge_worker";
+const std::filesystem::path kHelpers = std::filesystem::path(KFORGE_SOURCE_DIR) / "worker" / "kforge_kernels";
 
 TEST(Standalone, InlinesTheNativeHelperWhereItWasImported) {
   std::string src = "import torch\nfrom kforge_worker import native\n\nclass ModelNew:\n    pass\n";
@@ -32,6 +32,22 @@ TEST(Standalone, HandlesEveryImportForm) {
   EXPECT_NE(out.find("nv = _kforge_native\nocl = _kforge_ocl\n"), std::string::npos);
   // Each helper is embedded once.
   EXPECT_EQ(out.find("_kforge_native = _kforge_module"), out.rfind("_kforge_native = _kforge_module"));
+}
+
+TEST(Standalone, InlinesTheLibrariesUnderTheirPackageAndTheOlderName) {
+  // kforge_kernels is the libraries' package; kforge_worker.<library> is the name older candidates use.
+  std::string src =
+      "from kforge_kernels import native\nimport kforge_kernels.ocl\nfrom kforge_worker.errors import CompileError\n"
+      "from kforge_worker import native as old\n";
+  std::string out = make_standalone(src, kHelpers, "");
+  EXPECT_NE(out.find("native = _kforge_native\n"), std::string::npos);
+  EXPECT_NE(out.find("kforge_kernels = _kforge_types.SimpleNamespace(ocl=_kforge_ocl)"), std::string::npos);
+  EXPECT_NE(out.find("CompileError = _kforge_errors.CompileError\n"), std::string::npos);
+  EXPECT_NE(out.find("old = _kforge_native\n"), std::string::npos);
+  EXPECT_NE(out.find("class CompileError(Exception)"), std::string::npos);  // errors.py's own source
+  EXPECT_EQ(out.find("_kforge_native = _kforge_module"), out.rfind("_kforge_native = _kforge_module"));
+  EXPECT_EQ(out.find("\nfrom kforge_kernels import"), std::string::npos);
+  EXPECT_EQ(out.find("sys.modules[__name__]"), std::string::npos);  // never the compatibility module
 }
 
 TEST(Standalone, ProgramsWithoutHelpersOnlyGetTheAlias) {

@@ -101,7 +101,7 @@ Workers Session::start(const EvalOptions& o, double timeout_s) {
   ask(*w.cand, "load_candidate",
       {{"candidate", (dirs_.candidate / o.candidate.filename()).string()}, {"transport", problem["transport"]},
        {"init_inputs", problem["init_inputs"]}, {"state", problem["state"]}, {"seed", seed_}, {"device", o.device}, {"threads", threads_},
-       {"precision", o.precision}},
+       {"precision", o.precision}, {"kernel_modules", o.target.kernel_modules}},
       std::max(timeout_s, o.target.compile_timeout_s), "loading (compiling) the candidate");
   json trial = ask(*w.ref, "make_trial", {{"trial", 0}, {"seed", seed_}, {"tag", "main"}}, std::max(timeout_s, o.reference_timeout_s),
                    "drawing inputs");

@@ -110,6 +110,7 @@ Readiness assess_readiness(const Target& target, const MachineProbe& probe) {
     out.state = ReadinessState::kNeedsHardware;
     out.reason = no_hardware;
   }
+  if (out.state != ReadinessState::kRunnable && !r.note.empty()) out.reason += "; " + r.note;
   return out;
 }
 

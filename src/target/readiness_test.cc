@@ -50,6 +50,19 @@ TEST(Readiness, MissingSoftwareIsNamedAndWinsOverHardware) {
   EXPECT_EQ(r.reason, "missing: Python module chiplib; no Chip accelerator here (/dev/chip0 absent)");
 }
 
+TEST(Readiness, TheTargetsNoteExplainsWhatIsNotRunnableOnly) {
+  Target t = gpu_target(false);
+  t.requirements.note = "chiplib is not installed by default: its wheel is 2 GB";
+  auto missing = assess_readiness(t, machine({}, {"chipcc"}, {}));
+  EXPECT_EQ(missing.reason, "missing: Python module chiplib; no Chip accelerator here (/dev/chip0 absent); chiplib is "
+                            "not installed by default: its wheel is 2 GB");
+  auto no_hardware = assess_readiness(t, machine({"chiplib"}, {"chipcc"}, {}));
+  EXPECT_EQ(no_hardware.state, ReadinessState::kNeedsHardware);
+  EXPECT_NE(no_hardware.reason.find("; chiplib is not installed by default"), std::string::npos) << no_hardware.reason;
+  auto runnable = assess_readiness(t, machine({"chiplib"}, {"chipcc"}, {"/dev/chip0"}));
+  EXPECT_EQ(runnable.reason.find("not installed by default"), std::string::npos) << runnable.reason;
+}
+
 TEST(Readiness, FilesAreGlobsThatMustEachMatch) {
   Target t;
   t.requirements.files = {"/usr/share/vulkan/icd.d/*.json"};

@@ -53,6 +53,15 @@ Requirements load_requirements(const toml::node_view<const toml::node>& r, const
     if (node.rfind("/dev/", 0) != 0)
       throw InputError(fmt::format("{}: requires.device_nodes entry '{}' is not under /dev/", file.string(), node));
   req.hardware = r["hardware"].value_or(std::string{});
+  if (auto note = r["note"]; note) {
+    if (!note.is_string())
+      throw InputError(fmt::format("{}: requires.note must be a string (one line shown by `kforge targets`)",
+                                   file.string()));
+    req.note = *note.value<std::string>();
+    if (req.note.empty() || req.note.find('\n') != std::string::npos || req.note.size() > 400)
+      throw InputError(fmt::format("{}: requires.note must be one non-empty line of at most 400 characters",
+                                   file.string()));
+  }
   if (!req.device_nodes.empty() && req.hardware.empty())
     throw InputError(fmt::format("{}: requires.device_nodes needs requires.hardware (what they stand for)",
                                  file.string()));
@@ -61,6 +70,16 @@ Requirements load_requirements(const toml::node_view<const toml::node>& r, const
                                  "\"build\" | \"interpreter\" | \"none\"",
                                  file.string()));
   return req;
+}
+
+// Top-level Python modules that a target's kernel_modules may not name: what they do is never a
+// build, and their attributes are protected whatever the target.
+bool kforge_own_module(const std::string& root) {
+  static const std::set<std::string> own = {"kforge_worker", "kforge_kernels", "torch",   "time",   "builtins",
+                                            "sys",           "os",             "gc",      "ctypes", "threading",
+                                            "importlib",     "inspect",        "functools", "types", "socket",
+                                            "subprocess",    "multiprocessing", "numpy"};
+  return own.count(root) > 0;
 }
 
 // Variables kforge sets for the worker itself: a target may not redirect them.
@@ -206,10 +225,22 @@ Target load_target(const fs::path& dir) {
   target.allowed_torch_calls = string_list(ct["checks"]["allowed_torch_calls"]);
   target.preload = checked_list(ct["worker"], "preload", file);
   target.kernel_loops = checked_list(ct["checks"], "kernel_loops", file);
+  target.kernel_modules = checked_list(ct["checks"], "kernel_modules", file);
   static const std::regex module("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
   for (const auto& name : target.preload)
     if (!std::regex_match(name, module))
       throw InputError(fmt::format("{}: worker.preload entry '{}' is not a Python module name", file.string(), name));
+  for (const auto& name : target.kernel_modules) {
+    if (!std::regex_match(name, module))
+      throw InputError(fmt::format("{}: checks.kernel_modules entry '{}' is not a Python module name such as triton",
+                                   file.string(), name));
+    // Code of these modules may build unwatched: never kforge's own packages, torch or the clocks.
+    const std::string root = name.substr(0, name.find('.'));
+    if (kforge_own_module(root))
+      throw InputError(fmt::format("{}: checks.kernel_modules entry '{}' names a module kforge watches itself; list "
+                                   "only the target's own toolchain (its DSL or compiler package)",
+                                   file.string(), name));
+  }
   for (const auto& name : target.kernel_loops)
     if (!std::regex_match(name, module) || name.find('.') == std::string::npos)
       throw InputError(fmt::format("{}: checks.kernel_loops entry '{}' is not a dotted Python name such as "

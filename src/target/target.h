@@ -17,6 +17,9 @@ struct Requirements {
   std::vector<std::string> files;         // globs; each must match at least one path (drivers, libraries)
   std::vector<std::string> device_nodes;  // globs; none matching means the hardware is absent
   std::string hardware;                   // what the device nodes stand for, e.g. "an NVIDIA GPU"
+  // One line added to the readiness reason wherever the target is not runnable: what it takes that
+  // kforge does not install, and why (e.g. a toolchain too large for the default environment).
+  std::string note;
 };
 
 // [compile_only]: what `kforge eval --compile-only` does, where the hardware may be absent.
@@ -61,6 +64,10 @@ struct Target {
   // [checks] kernel_loops: functions whose for-loops are device code (Helion's hl.tile): PyTorch calls
   // in their bodies are the kernel language, not library calls.
   std::vector<std::string> kernel_loops;
+  // [checks] kernel_modules: the Python packages of the target's kernel toolchain (e.g. its DSL). What
+  // they do while the candidate runs is building (runtime checks), what they return is a compiled
+  // kernel, and a candidate may not reassign their attributes (static checks).
+  std::vector<std::string> kernel_modules;
   std::vector<std::string> preload;  // [worker] preload: Python modules a worker imports while it waits for work
   Requirements requirements;  // [requires]
   CompileOnlySpec compile_only;

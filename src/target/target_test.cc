@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "util/errors.h"
@@ -162,6 +163,26 @@ TEST(TargetRegistry, KernelLoopsAreDottedPythonNames) {
             std::string::npos);
   EXPECT_NE(load_error("[checks]\nkernel_loops = \"helion.language.tile\"\n").find("'kernel_loops' must be a list"),
             std::string::npos);
+}
+
+TEST(TargetRegistry, KernelModulesAreToolchainModuleNames) {
+  EXPECT_EQ(load_error("[checks]\nkernel_modules = [\"triton\", \"helion.runtime\"]\n"), "no error");
+  EXPECT_NE(load_error("[checks]\nkernel_modules = [\"triton/\"]\n").find("'triton/' is not a Python module name"),
+            std::string::npos);
+  EXPECT_NE(load_error("[checks]\nkernel_modules = \"triton\"\n").find("'kernel_modules' must be a list"),
+            std::string::npos);
+  // kforge's own packages, torch and the clocks stay watched and protected whatever a target says.
+  for (const char* own : {"kforge_worker", "kforge_kernels.native", "torch", "time", "os.path"}) {
+    auto error = load_error(fmt::format("[checks]\nkernel_modules = [\"{}\"]\n", own));
+    EXPECT_NE(error.find("names a module kforge watches itself"), std::string::npos) << own << ": " << error;
+  }
+}
+
+TEST(TargetRegistry, RequirementsNoteIsOneLine) {
+  EXPECT_EQ(load_error("[requires]\nnote = \"chiplib is not installed by default\"\n"), "no error");
+  EXPECT_NE(load_error("[requires]\nnote = 3\n").find("requires.note must be a string"), std::string::npos);
+  EXPECT_NE(load_error("[requires]\nnote = \"two\\nlines\"\n").find("must be one non-empty line"), std::string::npos);
+  EXPECT_NE(load_error("[requires]\nnote = \"\"\n").find("must be one non-empty line"), std::string::npos);
 }
 
 TEST(TargetRegistry, UnknownTargetListsTheKnownOnes) {

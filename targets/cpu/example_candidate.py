@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # Plain C++ compiled by g++ -O3 -march=native -fopenmp (about a second, cached across runs).
 # Functions are extern "C" and take raw pointers; rows are split over threads, columns vectorise.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # CUDA C++ built by NVRTC for sm_90a (about 0.1-1 s cold, milliseconds when cached across runs).
 # Kernels are extern "C" __global__; scalars are converted to the declared types (long long, float).

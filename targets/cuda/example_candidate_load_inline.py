@@ -4,7 +4,7 @@ from torch.utils.cpp_extension import load_inline
 
 # The same kernel KernelBench-style, through torch.utils.cpp_extension.load_inline: works on
 # torch::Tensor directly, but building against the torch headers takes 30-60 s cold (kforge caches
-# the build by its content; the kforge_worker.cuda fast path takes under a second).
+# the build by its content; the kforge_kernels.cuda fast path takes under a second).
 CUDA_SRC = r"""
 #include <torch/extension.h>
 

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import hip
+from kforge_kernels import hip
 
 # HIP C++ built once with hipcc --genco for $KFORGE_HIP_ARCH (gfx90a by default) and cached on disk.
 # Tensors become device pointers; Python ints are passed as 64-bit (declare `long`), floats as `float`.

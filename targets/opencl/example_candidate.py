@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import ocl
+from kforge_kernels import ocl
 
 # OpenCL C built for the CPU (PoCL) once and cached. Tensors are passed zero-copy; Python scalars are
 # converted to the kernel's parameter types. Each work-item handles 8 consecutive floats of a row.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # A WGSL compute shader built once per process. Tensors are bound in argument order (binding 0, 1, ...);
 # sizes and scalars are `override` constants passed by keyword. One invocation per element, any size.

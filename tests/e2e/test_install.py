@@ -62,6 +62,7 @@ def installed_root(tmp_path_factory):
         assert any(n in installed for n in names), f"dependency {clause.strip()} of the .deb is not installed"
     contents = _run(["dpkg-deb", "-c", debs[0]], dict(os.environ)).stdout
     for path in ("./usr/bin/kforge", "./usr/share/kforge/worker/kforge_worker/__main__.py",
+                 "./usr/share/kforge/worker/kforge_kernels/native.py",
                  "./usr/share/kforge/targets/cpu/target.toml", "./usr/share/kforge/prompts/generate.user.mustache",
                  "./usr/share/kforge/examples/kforge.toml", "./usr/share/kforge/setup-worker.sh",
                  "./usr/share/doc/kforge/README.md", "./usr/share/doc/kforge/config.md"):

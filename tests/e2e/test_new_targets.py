@@ -119,3 +119,8 @@ def test_targets_lists_every_target_with_its_readiness(kforge):
         assert "no NVIDIA GPU here (/dev/nvidiactl absent)" in targets_row(kforge, "cuda")
     if shutil.which("hipcc") and not Path("/dev/kfd").exists():
         assert "compile-only" in rows["hip"]
+    # cute is built in CI by a worker test, not by --compile-only; its reason line says so and why it
+    # has not run on a GPU ([requires] note).
+    if not Path("/dev/nvidiactl").exists():
+        assert "needs hardware" in rows["cute"] or "not installed" in rows["cute"]
+        assert "cute.compile runs at the first forward call" in targets_row(kforge, "cute")

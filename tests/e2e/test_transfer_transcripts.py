@@ -21,7 +21,7 @@ QUICK = ["--rounds", "1", "--patience", "0", "--seed", "1", "--no-profile", "--n
 # (new target, its run flags), a line of the source kernel, what marks a kernel for the new target
 CASES = [
     ("softmax_cpu_to_wgpu.jsonl", "03_softmax.py", ["batch_size=128"], ("cpu", ["--no-timing"]), ("wgpu", []),
-     "float e = expf(xr[c] - m); yr[c] = e; s += e;", "from kforge_worker import wgsl"),
+     "float e = expf(xr[c] - m); yr[c] = e; s += e;", "_kforge_wgsl = _kforge_module(\"kforge_standalone.wgsl\""),
     ("layernorm_cuda_to_triton.jsonl", "07_layernorm.py", ["batch_size=256"], ("cuda", ["--compile-only"]),
      ("triton", ["--compile-only"]), "const float rstd = rsqrtf(block_sum(q, sh) / D + eps);", "@triton.jit"),
 ]

@@ -58,11 +58,11 @@ def main(argv=None) -> int:
         handlers["warm"] = session.warm
         protocol.serve(handlers)
     else:
-        from kforge_worker import compile_only, inline_cache, triton_interp
+        from kforge_kernels import hooks
+        from kforge_worker import compile_only
         from kforge_worker.candidate import CandidateSession
 
-        inline_cache.install()
-        triton_interp.install()
+        hooks.install()
         handlers = CandidateSession().handlers()
         handlers["compile"] = compile_only.compile_candidate
         handlers["warm"] = session.warm

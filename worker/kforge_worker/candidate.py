@@ -10,8 +10,9 @@ import time
 
 import torch
 
-from kforge_worker import (buildinfo, device_transport, problem, profiling, runtime_checks, session, tensors,
-                           timed_reps, transport)
+from kforge_kernels import buildinfo
+from kforge_worker import (device_transport, problem, profiling, runtime_checks, session, tensors, timed_reps,
+                           transport)
 from kforge_worker.timing import make_timer
 
 
@@ -40,7 +41,7 @@ class CandidateSession:
         init_inputs = self.peer.get(req["init_inputs"])
         state = tensors.to_device(self.peer.get(req["state"]), self.device)
         if self.watch is None:
-            self.watch = runtime_checks.Watch(req["candidate"])
+            self.watch = runtime_checks.Watch(req["candidate"], req.get("kernel_modules", []))
         self.watch.begin_import()
         if self.module is None:
             start = time.perf_counter()

@@ -5,7 +5,8 @@ launches off (KFORGE_COMPILE_ONLY=1), so NVRTC/nvcc/load_inline builds are check
 import os
 import time
 
-from kforge_worker import buildinfo, problem
+from kforge_kernels import buildinfo
+from kforge_worker import problem
 
 
 def compile_candidate(req: dict) -> dict:

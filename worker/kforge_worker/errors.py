@@ -1,12 +1,8 @@
 """Exceptions that the worker turns into EvalResult statuses."""
 
-
-class CompileError(Exception):
-    """A candidate's kernel source failed to build. ``log`` holds the compiler's full output."""
-
-    def __init__(self, message: str, log: str = ""):
-        super().__init__(message)
-        self.log = log
+# A kernel that does not build: raised by the kernel libraries, which live in kforge_kernels.
+# Re-exported here because candidates written before that package existed import it from here.
+from kforge_kernels.errors import CompileError  # noqa: F401
 
 
 class ProblemError(Exception):

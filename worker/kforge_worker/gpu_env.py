@@ -7,7 +7,7 @@ Both compile paths therefore follow one setting: KFORGE_CUDA_ARCH (default sm_90
 
 import os
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 
 def apply() -> None:

@@ -48,7 +48,8 @@ class Guard:
         # In a disposable child with limits: no candidate source can crash or stall this process.
         self.allowed = ops.canonical_set(req.get("allowed_torch_calls", []))
         return static_limits.run_isolated(req["candidate"], req["problem"], req.get("allowed_torch_calls", []),
-                                          kernel_loops=req.get("kernel_loops", []))
+                                          kernel_loops=req.get("kernel_loops", []),
+                                          kernel_modules=req.get("kernel_modules", []))
 
     def calibrate(self, ref, req: dict) -> dict:
         # The report describes the problem at its sizes, not a candidate: a reference process kept for

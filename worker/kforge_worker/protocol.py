@@ -49,6 +49,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
 
 
 def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
+    from kforge_kernels.errors import is_toolchain_build_error
     from kforge_worker import gpu_errors
     from kforge_worker.errors import CompileError, EnvironmentProblem, ProblemError
 
@@ -61,7 +62,7 @@ def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
         kind = "problem_error"
     elif isinstance(exc, SyntaxError):
         kind, log = "compile_error", "".join(traceback.format_exception_only(exc))
-    elif _is_torch_build_error(exc):
+    elif is_toolchain_build_error(exc):
         kind, log = "compile_error", str(exc)
     elif _is_oom(exc):
         kind = "device_oom"
@@ -80,17 +81,6 @@ def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
             "traceback": "".join(traceback.format_exception(exc))[-8000:],
         },
     }
-
-
-def _is_torch_build_error(exc: BaseException) -> bool:
-    # torch.utils.cpp_extension raises RuntimeError("Error building extension '<name>'...") with the
-    # ninja/compiler output appended; Triton raises triton.compiler.errors.CompilationError.
-    text = str(exc)
-    name = type(exc).__name__
-    return (isinstance(exc, RuntimeError) and text.startswith("Error building extension")) or name in (
-        "CompilationError",
-        "CompileTimeAssertionFailure",
-    ) or "BUILD_PROGRAM_FAILURE" in text
 
 
 def _is_oom(exc: BaseException) -> bool:

@@ -6,7 +6,8 @@ reference process and kforge decide what they mean (reference_checks.py, src/eva
 * An audit hook (``sys.addaudithook``; Python offers no way to remove one) sees file, network,
   process, frame and gc events however the call was spelled: aliases, ``getattr`` with assembled
   names and ``exec`` all end in the same audited primitives. Events raised while a kernel is being
-  built (kforge_worker.native, torch.utils.cpp_extension, inductor, triton) are the builder's.
+  built (kforge's kernel libraries, torch.utils.cpp_extension, inductor, the target's kernel
+  toolchain named by its [checks] kernel_modules) are the builder's.
 * An integrity snapshot of the clocks, torch's copy/save paths and kforge's own worker functions:
   any reassignment is monkey-patching.
 * Per forward call: Python threads and child processes left running, outputs that are not plain
@@ -19,6 +20,7 @@ it (ctypes writes to memory); these facts raise the cost of cheating, and the de
 (outputs, clocks, speed of light) run outside this process.
 """
 
+import importlib.util
 import inspect
 import os
 import sys
@@ -28,13 +30,14 @@ from typing import List
 
 import torch
 
+import kforge_kernels
 from kforge_worker import dispatch_mode
 from kforge_worker.timed_reps import _leaves, same_bits  # the tensors of a nested output, in one order for both
 
-_BUILD_FRAMES = ("kforge_worker/native.py", "kforge_worker/ocl.py", "kforge_worker/wgsl.py", "kforge_worker/hip.py",
-                 "kforge_worker/build_client.py", "kforge_worker/inline_cache.py", "wgpu/", "helion/",
-                 "torch/utils/cpp_extension.py",
-                 "torch/_inductor/", "torch/_dynamo/", "triton/", "torch/utils/_cpp_extension_versioner.py")
+# torch's builders, which any target's candidate may use (load_inline, torch.compile); build_frames()
+# adds kforge's kernel libraries and the target's kernel toolchain.
+_TORCH_BUILD_FRAMES = ("torch/utils/cpp_extension.py", "torch/_inductor/", "torch/_dynamo/",
+                       "torch/utils/_cpp_extension_versioner.py")
 _FRAME_HELPERS = ("/inspect.py", "/traceback.py", "/linecache.py")
 _READ_OK_PREFIXES = ("/proc/self/", "/sys/", "/dev/null", "/dev/urandom", "/usr/lib/", "/usr/share/", "/lib/",
                      "/etc/ld.so")
@@ -59,6 +62,30 @@ _EVENTS = {
 }
 # Events that only count when the candidate's own code raised them (torch uses them internally).
 _CALLER_SENSITIVE = {"introspection", "dynamic_code", "native_loading"}
+
+
+def build_frames(kernel_modules=()) -> tuple:
+    """Path fragments of the code whose events are a build's: torch's builders, the kforge_kernels
+    package and the folders (or files) of the target's ``kernel_modules`` installed here."""
+    frames = list(_TORCH_BUILD_FRAMES) + [os.path.join(os.path.dirname(kforge_kernels.__file__), "")]
+    for name in kernel_modules:
+        location = _module_location(name)
+        if location:
+            frames.append(location)
+    return tuple(frames)
+
+
+def _module_location(name: str):
+    """A module's folder (for a package) or file, found without importing it; None where absent."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return os.path.join(list(spec.submodule_search_locations)[0], "")
+    return spec.origin if spec.origin and os.path.isabs(spec.origin) else None
 
 
 def _protected_objects() -> dict:
@@ -153,10 +180,12 @@ def _op_recorder(ops: set) -> _OpRecorder:
 
 
 class Watch:
-    """One per candidate process; created before the candidate module is imported."""
+    """One per candidate process; created before the candidate module is imported. ``kernel_modules``:
+    the target's kernel toolchain ([checks] kernel_modules), whose events are builds."""
 
-    def __init__(self, candidate_path: str):
+    def __init__(self, candidate_path: str, kernel_modules=()):
         self.candidate_path = os.path.realpath(candidate_path)
+        frames = build_frames(kernel_modules)
         state = {"active": False, "busy": False, "events": []}
         allowed_roots = tuple({os.path.realpath(p) + "/" for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
                               | {os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__))) + "/",
@@ -174,7 +203,7 @@ class Watch:
             f = sys._getframe(2)
             while f is not None:
                 name = f.f_code.co_filename
-                if any(b in name for b in _BUILD_FRAMES):
+                if any(b in name for b in frames):
                     return True
                 f = f.f_back
             return False

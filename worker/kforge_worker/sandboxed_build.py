@@ -82,7 +82,7 @@ def _strings(value, what: str) -> list:
 
 
 def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
-    from kforge_worker import native
+    from kforge_kernels import native
 
     source = req.get("source")
     if not isinstance(source, str) or len(source.encode()) > MAX_SOURCE_BYTES:
@@ -121,7 +121,8 @@ cpp_extension.load_inline(**params)
 
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
-    from kforge_worker import gpu_env, inline_cache
+    from kforge_kernels import inline_cache
+    from kforge_worker import gpu_env
 
     gpu_env.apply()  # the architectures the worker builds for (part of the key)
 

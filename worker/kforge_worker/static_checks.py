@@ -10,16 +10,22 @@ import ast
 import re
 from typing import Dict, Iterable, List, Optional, Set
 
+import kforge_kernels
 from kforge_worker import ops
 
 CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurrency", "introspection", "file_io",
           "network", "output_caching", "dynamic_code"]
 
-# Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own worker.
-_PROTECTED_ROOTS = {"torch", "time", "kforge_worker", "builtins", "sys", "os", "gc", "ctypes", "threading",
-                    "numpy", "triton", "functools", "importlib", "inspect", "math", "operator", "types"}
-_KFORGE_OK = {"kforge_worker.native", "kforge_worker.ocl", "kforge_worker.cuda", "kforge_worker.wgsl", "kforge_worker.hip",
-              "kforge_worker.errors"}  # kernel builders
+# Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own code (and
+# the target's kernel toolchain: [checks] kernel_modules).
+_PROTECTED_ROOTS = {"torch", "time", "kforge_worker", "kforge_kernels", "builtins", "sys", "os", "gc", "ctypes",
+                    "threading", "numpy", "functools", "importlib", "inspect", "math", "operator", "types"}
+# kforge's packages, and the modules of them a candidate may import: the kernel libraries, under
+# their own package and under the names kforge_worker keeps for older candidates.
+_KFORGE_PACKAGES = ("kforge_kernels", "kforge_worker")
+_KFORGE_OK = {f"{package}.{library}" for package in _KFORGE_PACKAGES for library in kforge_kernels.LIBRARIES}
+# Builders whose results are compiled kernels, whatever the target (beside the kernel libraries).
+_GENERIC_BUILDERS = {"ctypes", "torch.utils.cpp_extension"}
 
 _CONCURRENCY_CALLS = {
     "threading.Thread", "threading.Timer", "_thread.start_new_thread", "_thread.start_new",
@@ -78,10 +84,18 @@ class _Finding:
         self.check, self.verdict, self.line, self.message = check, verdict, line, message
 
 
-class _Analyzer(ast.NodeVisitor):
-    """Walks one module, resolving import aliases, and records what each function calls."""
+def _within(name: str, modules: Iterable[str]) -> bool:
+    """Whether the dotted ``name`` is one of ``modules`` or inside one of them."""
+    return any(name == m or name.startswith(m + ".") for m in modules)
 
-    def __init__(self):
+
+class _Analyzer(ast.NodeVisitor):
+    """Walks one module, resolving import aliases, and records what each function calls.
+    ``kernel_modules``: the target's kernel toolchain (``[checks] kernel_modules``)."""
+
+    def __init__(self, kernel_modules: Iterable[str] = ()):
+        self.kernel_modules = set(kernel_modules)
+        self.builders = _KFORGE_OK | _GENERIC_BUILDERS | self.kernel_modules
         self.aliases: Dict[str, str] = {}      # local name -> dotted module/function path
         self.kernel_names: Set[str] = set()    # names and self-attributes bound to compiled kernels
         self.module_attrs: Dict[str, str] = {}  # self.<attr> -> canonical computation of an nn module
@@ -134,17 +148,20 @@ class _Analyzer(ast.NodeVisitor):
                     name = _target_name(target)
                     if name is None:
                         continue
-                    if last in _KERNEL_LOADERS or callee.startswith(("kforge_worker.native", "kforge_worker.ocl",
-                                                                     "kforge_worker.wgsl", "kforge_worker.hip",
-                                                                     "ctypes", "torch.utils.cpp_extension", "triton")):
+                    if last in _KERNEL_LOADERS or _within(callee, self.builders):
                         self.kernel_names.add(name)
                     if callee.startswith("torch.nn.") and last in ops.MODULES:
                         self.module_attrs[name] = ops.MODULES[last]
 
+    def protected(self, path: str) -> bool:
+        """Whether ``path`` names something of a module whose attributes a candidate must not reassign."""
+        return path.split(".")[0] in _PROTECTED_ROOTS or _within(path, self.kernel_modules)
+
     def _check_import(self, name: str, node):
         root = name.split(".")[0]
-        if name.startswith("kforge_worker") and not any(name.startswith(ok) for ok in _KFORGE_OK) and name != "kforge_worker":
-            self.add("monkey_patching", "fail", node, f"imports {name}: kforge's worker internals are off limits")
+        if root in _KFORGE_PACKAGES and name != root and not _within(name, _KFORGE_OK):
+            self.add("monkey_patching", "fail", node, f"imports {name}: kforge's internals are off limits (candidates "
+                                                      f"may import kforge_kernels' {', '.join(kforge_kernels.LIBRARIES)})")
         if root in _NETWORK_MODULES:
             self.add("network", "fail", node, f"imports {name}: a kernel has no use for the network")
         if any(name == m or name.startswith(m + ".") for m in _CONCURRENCY_MODULES):
@@ -176,7 +193,7 @@ class _Analyzer(ast.NodeVisitor):
         if not isinstance(target, ast.Attribute):
             return
         path = self.dotted(target)
-        if path and path.split(".")[0] in _PROTECTED_ROOTS:
+        if path and self.protected(path):
             self.add("monkey_patching", "fail", node, f"reassigns {path}")
 
     def _check_call(self, node: ast.Call):
@@ -184,7 +201,7 @@ class _Analyzer(ast.NodeVisitor):
         last = name.split(".")[-1]
         if name in ("setattr", "delattr", "builtins.setattr", "object.__setattr__", "type.__setattr__") and node.args:
             owner = self.dotted(node.args[0]) or ""
-            if owner.split(".")[0] in _PROTECTED_ROOTS or owner.startswith("sys.modules"):
+            if (owner and self.protected(owner)) or owner.startswith("sys.modules"):
                 self.add("monkey_patching", "fail", node, f"{name}() on {owner}")
             elif not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
                 self.add("monkey_patching", "warn", node, f"{name}() on {owner or 'a computed object'}")
@@ -251,8 +268,9 @@ def _runtime_functions(a: _Analyzer, model_class: str) -> List[ast.AST]:
 
 def _kernel_loop_bodies(a: _Analyzer, functions: Iterable[ast.AST], kernel_loops: Set[str]) -> Set[int]:
     """Ids of the nodes inside ``for ... in <kernel loop>(...)`` bodies: compiled to device code by the
-    target's DSL (a Helion tile loop), so the PyTorch calls there are its kernel language. Only the
-    loop body counts: the same call outside such a loop is host code and judged as usual."""
+    target's DSL (a tile loop, [checks] kernel_loops), so the PyTorch calls there are its kernel
+    language. Only the loop body counts: the same call outside such a loop is host code and judged as
+    usual."""
     inside: Set[int] = set()
     if not kernel_loops:
         return inside
@@ -469,13 +487,14 @@ def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_op
 
 def run(candidate_source: str, reference_source: Optional[str], allowed_calls: Iterable[str],
         model_class: str = "ModelNew", tree: Optional[ast.Module] = None,
-        kernel_loops: Iterable[str] = ()) -> List[dict]:
+        kernel_loops: Iterable[str] = (), kernel_modules: Iterable[str] = ()) -> List[dict]:
     """Every check's verdict on the candidate, worst finding first within each check. ``tree``: the
     candidate already parsed. ``kernel_loops``: the target's functions whose for-loops are device
-    code (``helion.language.tile``). Untrusted sources go through static_limits.run_isolated."""
+    code; ``kernel_modules``: its kernel toolchain's modules (both from target.toml's [checks]).
+    Untrusted sources go through static_limits.run_isolated."""
     allowed = ops.canonical_set(allowed_calls)
     tree = tree if tree is not None else ast.parse(candidate_source)
-    a = _Analyzer()
+    a = _Analyzer(kernel_modules)
     a.collect(tree)
     a.check_everywhere(tree)
     runtime = _runtime_functions(a, model_class)

@@ -50,7 +50,8 @@ def _finding(name: str, message: str, log: str = "") -> dict:
 
 
 def run_isolated(candidate_path: str, problem_path: str, allowed: List[str],
-                 time_limit_s: float = TIME_LIMIT_S, kernel_loops: List[str] = ()) -> dict:
+                 time_limit_s: float = TIME_LIMIT_S, kernel_loops: List[str] = (),
+                 kernel_modules: List[str] = ()) -> dict:
     """The static checks' reply for the reference's ``static_check`` command: ``checks`` (with a
     ``static_limits`` or ``check_error`` failure when the checks could not run to the end) and
     ``syntax_error`` when the candidate does not parse."""
@@ -59,7 +60,7 @@ def run_isolated(candidate_path: str, problem_path: str, allowed: List[str],
         return {"checks": [_finding("static_limits", f"the candidate's source is {size} bytes; the static checks read "
                                                      f"at most {MAX_SOURCE_BYTES} bytes (256 KiB)")]}
     request = json.dumps({"candidate": candidate_path, "problem": problem_path, "allowed": list(allowed),
-                          "kernel_loops": list(kernel_loops)})
+                          "kernel_loops": list(kernel_loops), "kernel_modules": list(kernel_modules)})
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -124,7 +125,8 @@ def _child() -> dict:
     except Exception as exc:  # the problem's own fault, reported as such
         return {"problem_error": f"{type(exc).__name__}: {exc}"[:2000]}
     return {"checks": static_checks.run(source, problem, req["allowed"], tree=tree,
-                                        kernel_loops=req.get("kernel_loops", []))}
+                                        kernel_loops=req.get("kernel_loops", []),
+                                        kernel_modules=req.get("kernel_modules", []))}
 
 
 if __name__ == "__main__":

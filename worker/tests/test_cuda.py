@@ -1,4 +1,4 @@
-"""The cuda target's fast path (kforge_worker.cuda), its cache, the load_inline cache key, GPU
+"""The cuda target's fast path (kforge_kernels.cuda), its cache, the load_inline cache key, GPU
 error names and the Triton interpreter fix. Builds need no GPU (NVRTC, nvcc); launches do, and
 those tests are skipped with the reason when no GPU is present."""
 
@@ -12,7 +12,8 @@ import textwrap
 import pytest
 import torch
 
-from kforge_worker import buildinfo, cuda, gpu_errors, inline_cache
+from kforge_kernels import buildinfo, cuda, inline_cache
+from kforge_worker import gpu_errors
 
 HAS_GPU = torch.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU (torch.cuda.is_available() is False)")
@@ -184,7 +185,7 @@ def test_load_inline_is_keyed_when_imported_after_install():
     code = textwrap.dedent("""
         import sys
         import torch
-        from kforge_worker import inline_cache
+        from kforge_kernels import inline_cache
         inline_cache.install()
         print("torch.utils.cpp_extension" in sys.modules)
         from torch.utils.cpp_extension import load_inline
@@ -198,7 +199,7 @@ def test_load_inline_is_keyed_when_imported_after_install():
 def test_triton_interpreter_loops_over_scalar_arguments():
     code = textwrap.dedent("""
         import torch, triton, triton.language as tl
-        from kforge_worker import triton_interp
+        from kforge_kernels import triton_interp
         triton_interp.install()
         @triton.jit
         def k(x_ptr, y_ptr, R, BLOCK: tl.constexpr):

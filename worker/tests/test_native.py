@@ -8,8 +8,8 @@ import textwrap
 import pytest
 import torch
 
-from kforge_worker import buildinfo, native
-from kforge_worker.errors import CompileError
+from kforge_kernels import buildinfo, native
+from kforge_kernels.errors import CompileError
 
 WORKER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +25,7 @@ SIG = {"axpy": [native.PTR, native.PTR, native.F32, native.I64]}
 # Child process: load SRC and check the result; prints the build event so the parent can read it.
 CHILD = textwrap.dedent("""
     import sys, torch
-    from kforge_worker import buildinfo, native
+    from kforge_kernels import buildinfo, native
     src = open(sys.argv[1]).read()
     lib = native.load(src, {"axpy": [native.PTR, native.PTR, native.F32, native.I64]})
     x = torch.arange(1000, dtype=torch.float32); y = torch.ones(1000)
@@ -161,13 +161,13 @@ def test_a_miss_inside_the_sandbox_goes_to_kforges_builder(cache, tmp_path, monk
 
 
 def test_a_standalone_copy_builds_in_a_private_folder(tmp_path):
-    """Inlined into the file `kforge run` writes (no kforge_worker importable), the helper never loads
+    """Inlined into the file `kforge run` writes (no kforge_kernels importable), the helper never loads
     from the shared cache, which candidates of another run could have written."""
     shared = tmp_path / "shared-cache"
     script = textwrap.dedent(f"""
         import os, types
         m = types.ModuleType("standalone_native")
-        exec(compile(open({os.path.join(WORKER_DIR, "kforge_worker", "native.py")!r}).read(), "native.py", "exec"),
+        exec(compile(open({os.path.join(WORKER_DIR, "kforge_kernels", "native.py")!r}).read(), "native.py", "exec"),
              m.__dict__)
         lib = m.load('extern "C" int seven() {{ return 7; }}', {{"seven": []}})
         print(m.cache_dir())

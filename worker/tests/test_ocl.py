@@ -8,8 +8,8 @@ import textwrap
 import pytest
 import torch
 
-from kforge_worker import buildinfo, ocl
-from kforge_worker.errors import CompileError
+from kforge_kernels import buildinfo, ocl
+from kforge_kernels.errors import CompileError
 
 WORKER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,7 +34,7 @@ __kernel void row_sum(__global const float* x, __global float* out, int cols, __
 
 CHILD = textwrap.dedent('''
     import sys, torch
-    from kforge_worker import buildinfo, ocl
+    from kforge_kernels import buildinfo, ocl
     prog = ocl.build(open(sys.argv[1]).read())
     x = torch.arange(1000, dtype=torch.float32); y = torch.ones(1000)
     prog.launch("axpy", (1000,), None, x, y, 2.0, 1000)

@@ -78,3 +78,49 @@ def test_operator_recorder_needs_no_dynamo_until_compiled_code_can_run():
         print(type(recorder).__name__, "sin" in ops)
     """)
     assert out.splitlines() == ["['randn', 'relu', 'sum'] False", "_CompileSafeOpRecorder True"]
+
+
+def test_files_the_targets_kernel_toolchain_writes_are_its_build(tmp_path):
+    """A write made inside one of the target's [checks] kernel_modules (its DSL compiling a kernel) is
+    the build's; the same write from the candidate's own code, or with another target's modules, counts."""
+    (tmp_path / "fakedsl").mkdir()
+    (tmp_path / "fakedsl" / "__init__.py").write_text(textwrap.dedent(f"""
+        def compile_kernel():
+            with open({str(tmp_path / "dsl-cache.bin")!r}, "w") as f:
+                f.write("cubin")
+    """))
+    cand = tmp_path / "cand.py"
+    cand.write_text(textwrap.dedent(f"""
+        import fakedsl
+        def forward(x):
+            fakedsl.compile_kernel()
+            return x + 1
+        def forward_writing_itself(x):
+            open({str(tmp_path / "own.bin")!r}, "w").close()
+            return x + 1
+    """))
+
+    # One interpreter for all four cases (torch imports slowly): each Watch's hook is its own, and is
+    # active only during its own forward call.
+    out = run(f"""
+        import sys, torch
+        sys.path.insert(0, {str(tmp_path)!r})
+        from kforge_worker.runtime_checks import Watch
+        watches = [Watch({str(cand)!r}, modules) for modules in (["fakedsl"], [], ["otherdsl"], ["fakedsl"])]
+        import cand
+        for w, function in zip(watches, [cand.forward] * 3 + [cand.forward_writing_itself]):
+            _, facts, _ = w.forward(function, [torch.randn(4)], record_ops=False)
+            print(sorted({{e[0] for e in facts["events"]}}))
+    """)
+    assert out.split("\n")[:4] == ["[]", "['file_io']", "['file_io']", "['file_io']"], out
+
+
+def test_build_frames_cover_the_kernel_libraries_and_only_installed_modules():
+    out = run("""
+        import os, kforge_kernels
+        from kforge_worker.runtime_checks import build_frames
+        frames = build_frames(["torch.utils", "no_such_module_here"])
+        print(os.path.join(os.path.dirname(kforge_kernels.__file__), "") in frames,
+              any(f.endswith("/torch/utils/") for f in frames), len(frames) == len(build_frames()) + 1)
+    """)
+    assert out.strip() == "True True True", out

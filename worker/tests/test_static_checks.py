@@ -184,3 +184,37 @@ def test_the_bundled_helion_candidates_pass_under_the_helion_targets_declaration
                                   kernel_loops=checks["kernel_loops"])
         failed = [c for c in found if c["verdict"] == "fail"]
         assert not failed, (cand.name, failed)
+
+
+def test_kernel_libraries_may_be_imported_under_both_names_and_nothing_else_of_kforge():
+    for imports in ("from kforge_kernels import native, ocl, errors", "import kforge_kernels.wgsl as w",
+                    "from kforge_worker import native, hip", "from kforge_worker.errors import CompileError",
+                    "from kforge_kernels.cuda import compile"):
+        assert verdicts(imports + "\n")["static.monkey_patching"] == "pass", imports
+    for imports in ("from kforge_kernels import buildinfo", "import kforge_kernels.build_client",
+                    "from kforge_worker import candidate", "from kforge_worker.timing import CpuTimer"):
+        assert verdicts(imports + "\n")["static.monkey_patching"] == "fail", imports
+
+
+def test_the_targets_kernel_modules_are_protected_and_build_kernels():
+    patch = """
+        import fakedsl.runtime
+        fakedsl.runtime.launch = lambda *a: None
+    """
+    assert verdicts(patch)["static.monkey_patching"] == "pass"  # another target's toolchain: not kforge's concern
+    findings = static_checks.run(textwrap.dedent(patch), REF, ALLOWED, kernel_modules=["fakedsl"])
+    patched = next(c for c in findings if c["name"] == "static.monkey_patching")
+    assert patched["verdict"] == "fail" and "reassigns fakedsl.runtime.launch" in patched["message"]
+    # What the toolchain returns is a kernel: calling it is not PyTorch delegating the work.
+    cand = """
+        import torch
+        import fakedsl
+        softmax_kernel = fakedsl.make("softmax")
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return softmax_kernel.softmax(x)
+    """
+    assert verdicts(cand)["static.torch_delegation"] == "fail"
+    with_modules = {c["name"]: c["verdict"] for c in static_checks.run(textwrap.dedent(cand), REF, ALLOWED,
+                                                                        kernel_modules=["fakedsl"])}
+    assert with_modules["static.torch_delegation"] == "pass"

@@ -1,4 +1,4 @@
-"""kforge_worker.wgsl, the wgpu target's helper, on whatever adapter wgpu finds (lavapipe in CI)."""
+"""kforge_kernels.wgsl, the wgpu target's helper, on whatever adapter wgpu finds (lavapipe in CI)."""
 
 import pytest
 import torch
@@ -7,7 +7,7 @@ wgpu = pytest.importorskip("wgpu", reason="wgpu not installed (worker/requiremen
 if wgpu.gpu.request_adapter_sync() is None:
     pytest.skip("no wgpu adapter (install mesa-vulkan-drivers for lavapipe)", allow_module_level=True)
 
-from kforge_worker import buildinfo, wgsl  # noqa: E402
+from kforge_kernels import buildinfo, wgsl  # noqa: E402
 
 COPY_PLUS = """
 override n: u32;

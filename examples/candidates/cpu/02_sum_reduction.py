@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # x viewed as (outer, r, inner); out[o, i] = sum_k x[o, k, i]. The inner index is contiguous, so the
 # loop over it vectorises; accumulating in double keeps long sums accurate.

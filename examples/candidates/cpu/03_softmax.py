@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # One row per iteration: max, exp and sum, scale. -ffast-math lets GCC call glibc's vector expf
 # (libmvec, <= 4 ulp error); the max starts from x[0] because fast-math assumes no infinities.

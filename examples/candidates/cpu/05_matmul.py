@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # C = A @ B, row-major. Each task owns a 4-row x 256-column tile of C kept in a local accumulator
 # (4 KB, in L1) and streams rows of B: the inner j loop is contiguous and vectorises.

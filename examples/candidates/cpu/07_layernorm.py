@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 SRC = r"""
 #include <cmath>

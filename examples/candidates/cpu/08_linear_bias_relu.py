@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # y = relu(x @ W^T + b). W (out, in) is first transposed into a scratch buffer so the main loop
 # streams contiguous rows of W^T (same tiling as a plain matmul); bias and ReLU are fused into the store.

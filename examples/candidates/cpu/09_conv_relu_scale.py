@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # Direct convolution (stride 1, no padding) + bias, ReLU and scale fused into the store. One task per
 # (image, output channel); each output row accumulates contiguous input rows so the ow loop vectorises.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import native
+from kforge_kernels import native
 
 # -ffast-math lets GCC vectorise expf through glibc's libmvec (accurate to a few ulp).
 SRC = r"""

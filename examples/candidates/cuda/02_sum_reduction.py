@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # x viewed as [outer, R, inner]; out[o, i] = sum_r x[o, r, i].
 # inner > 1: one thread per (o, i), consecutive threads read consecutive i (coalesced), 4 independent

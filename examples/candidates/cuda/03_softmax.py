@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # One block per row. Pass 1 keeps a running (max, sum of exp) per thread (online softmax, one read),
 # merged across the block; pass 2 re-reads the row (from L2) and writes exp(x - max) / sum.

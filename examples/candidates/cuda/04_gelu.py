@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # Exact (erf) GELU, memory-bound: one 16-byte load and store per thread per step (float4), grid-stride
 # loop over a few waves of blocks; the last n % 4 elements go through the scalar loop.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 SRC = r"""
 // C[M,N] = A[M,K] @ op(B) (+ bias[N], relu). op(B) = B[K,N] (TRANS_B = 0) or W[N,K]^T (TRANS_B = 1).

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # One block per row: the mean, then the variance around it (two passes, no cancellation), then
 # normalise with the learned scale and shift. Re-reads of the row hit L1/L2.

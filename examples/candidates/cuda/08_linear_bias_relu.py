@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # relu(x @ W^T + b) in one kernel: the bias and ReLU are applied to the accumulators before the store.
 SRC = r"""

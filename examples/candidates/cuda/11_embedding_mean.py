@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # One block per bag: each thread owns 4 consecutive columns (one float4) of the embedding row and
 # sums the bag's rows; the indices of the bag are read once into shared memory.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # Per-channel statistics over (batch, height, width), then an elementwise normalise.
 #  1. partial_stats: grid (C, S); each block sums a slice of the channel's B*HW values and their

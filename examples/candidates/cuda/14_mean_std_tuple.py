@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import cuda
+from kforge_kernels import cuda
 
 # One block per row: the mean, then the sum of squared deviations around it (two passes, no
 # cancellation), unbiased standard deviation. Both outputs come from one launch.

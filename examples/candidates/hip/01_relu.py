@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import hip
+from kforge_kernels import hip
 
 # Memory-bound: one 16-byte load and store per thread per step (float4), grid-stride loop; the last
 # n % 4 elements go through the scalar loop.

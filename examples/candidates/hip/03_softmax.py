@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import hip
+from kforge_kernels import hip
 
 # One block of 256 threads per row: the row's maximum and the sum of exp(x - max) are reduced in
 # shared memory, then each thread writes its strided share of the normalised row.

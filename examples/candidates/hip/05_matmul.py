@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import hip
+from kforge_kernels import hip
 
 # C = A @ B with 32x32 tiles of A and B in shared memory (LDS); each thread of a 32x8 block computes
 # four outputs of its column, so each loaded B value is used four times from a register.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import hip
+from kforge_kernels import hip
 
 # x * sigmoid(x) with float4 loads and stores, grid-stride; expf (not __expf) keeps fp32 accuracy.
 SRC = r"""

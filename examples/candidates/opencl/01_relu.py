@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import ocl
+from kforge_kernels import ocl
 
 # Each work-item handles 16 consecutive floats with vector loads; the last one handles the tail.
 SRC = """

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import ocl
+from kforge_kernels import ocl
 
 # One work-item per row (rows are independent; PoCL spreads work-groups over the cores). The row is
 # walked with float8 vectors (max, exp-and-sum, scale), with a scalar loop for the last cols % 8.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import ocl
+from kforge_kernels import ocl
 
 # C = A @ B. Each work-item computes a 4 x 16 tile of C in registers (four float16 accumulators),
 # reading contiguous 16-float slices of B rows. The edges that do not fill a whole tile (the last

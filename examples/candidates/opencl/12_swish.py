@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import ocl
+from kforge_kernels import ocl
 
 SRC = """
 __kernel void swish(__global const float* x, __global float* y, long n) {

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # One invocation per element; a 2-D grid of workgroups keeps each dimension
 # under WebGPU's 65535 limit.

@@ -3,7 +3,7 @@ import math
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # The input seen as (outer, R, inner) around the reduced dimension. One invocation per (outer, inner)
 # output walks R; neighbouring invocations read neighbouring columns, so each step of the walk reads

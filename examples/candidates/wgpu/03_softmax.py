@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # One workgroup per row: the row's maximum, then the sum of exp(x - max), each reduced across the
 # workgroup in shared memory, then the normalised values written back.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # Exact (erf-based) GELU. WGSL has no erf: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7) is far inside
 # the fp32 tolerance. One invocation per element; a 2-D grid keeps each dimension under 65535.

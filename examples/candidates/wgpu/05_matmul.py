@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # C = A @ B, each invocation computing a 4x4 block of C: per step of k it loads four values of B and
 # four of A and does 16 multiply-adds. No workgroup memory and no barriers: on lavapipe (the CPU

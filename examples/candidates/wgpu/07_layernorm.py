@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # One invocation per row, three passes over it: the mean, the variance around it (two
 # passes: no cancellation from E[x^2] - E[x]^2), then the normalised, scaled and shifted values.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # y = relu(x @ W^T + b) in one kernel. Each invocation computes a 4x4 block of y: rows of x and rows of
 # W are both contiguous along K, so every step loads four values of x and four of W for 16

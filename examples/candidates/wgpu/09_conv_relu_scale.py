@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # Direct convolution (stride 1, no padding) with bias, ReLU and the scale fused into the store. Each invocation computes one output pixel for four
 # output channels, so every input value it loads feeds four multiply-adds. No barriers (costly on

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # Two kernels: the projection (each invocation a 4x4 block of logits, 16 multiply-adds per 8 loads,
 # no barriers), then a row softmax with one workgroup per row (max and sum reduced in workgroup memory).

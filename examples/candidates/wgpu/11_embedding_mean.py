@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # One invocation per (bag, embedding column): the bag's rows gathered and averaged.
 # WGSL has no 64-bit integers: the int64 indices are bound as u32 pairs and the low word (little-endian)

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # x * sigmoid(x), one invocation per element. For very negative x, exp(-x) overflows to inf and the
 # quotient is -0, as in PyTorch.

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # Two kernels. STATS: one workgroup of 64 per channel walks its N x (H*W) values twice (mean, then the
 # biased variance around it), each sum reduced in workgroup memory, and stores the mean and

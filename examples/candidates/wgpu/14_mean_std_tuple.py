@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import wgsl
+from kforge_kernels import wgsl
 
 # One invocation per row: the mean, then the unbiased standard deviation around it (two passes, so no
 # cancellation), both written by the same invocation.

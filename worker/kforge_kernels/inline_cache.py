@@ -10,7 +10,7 @@ under an flock (released by the kernel when a process dies, so stale locks canno
 completed earlier is imported directly, without running ninja.
 
 Inside kforge's candidate sandbox the extensions folder is read-only: a build that is not there yet
-is asked of kforge's trusted builder over the build channel (kforge_worker.build_client), which
+is asked of kforge's trusted builder over the build channel (kforge_kernels.build_client), which
 computes the same key itself, builds in a sandbox of its own and installs only the finished library
 (and the completion marker) into a new folder of the cache.
 """
@@ -121,7 +121,7 @@ def _patch(cpp_extension) -> None:
 
     @functools.wraps(original)
     def load_inline(*args, **kwargs):
-        from kforge_worker import build_client, buildinfo
+        from kforge_kernels import build_client, buildinfo
 
         t0 = time.perf_counter()
         bound = signature.bind(*args, **kwargs)
