@@ -25,6 +25,13 @@ namespace kforge {
 using ProgressFn = void (*)(const std::string& phase, void* user);
 
 // What the correctness trials found so far.
+// Medians of single calls on input sets never seen before (`fresh_ms`) and of a second call on each
+// of them (`again_ms`): timed_phase.cc's time_on_fresh_inputs.
+struct FreshTiming {
+  double fresh_ms = 0;
+  double again_ms = 0;
+};
+
 struct CorrectnessTally {
   int trials_run = 0;
   int trials_passed = 0;
@@ -66,7 +73,7 @@ struct EvalRun {
   RepetitionSampler sampler;                                // input schedules and checked repetitions
   int timed_reps_kept = 0, timed_reps_checked = 0;          // kept timed repetitions, and how many were checked
   std::string speed_class;                                  // set by the speed verdict when not "standard"
-  std::optional<double> fresh_ms;                           // median on fresh inputs, once measured
+  std::optional<FreshTiming> fresh;                         // calls on fresh inputs, once measured
 
   bool decided() const { return !status.empty(); }
   void phase(const std::string& what) const;

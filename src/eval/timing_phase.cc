@@ -268,12 +268,47 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
 
 // One call per input set never seen before (new seeds), each output checked: a result cached by
 // content or call count cannot help here.
-bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
-  if (run.fresh_ms) {
-    *median_ms = *run.fresh_ms;
+namespace {
+
+// One timed call on the inputs the candidate holds now, checked against kforge's clock and against the
+// reference's outputs for `trial`.
+std::optional<double> time_one_call(EvalRun& run, int trial) {
+  WorkerReply r;
+  TimedBlockReply block;
+  std::optional<std::string> disagreement;
+  json record;
+  // As for timing blocks: a disagreement is measured again (the same inputs, twice at most) before
+  // it rejects, since a busy host or another process's kernels on the GPU can stall one call.
+  for (int attempt = 0;; ++attempt) {
+    r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
+    if (r.kind != WorkerReply::kOk) break;
+    block = TimedBlockReply::decode(r.body);
+    if (block.times_ms.size() != 1) break;
+    disagreement = crosscheck_reply(run, block.times_ms[0], r, 1, block.untimed_ms, record);
+    if (!disagreement || attempt == 2) break;
+    crosscheck_backoff(attempt + 1);
+  }
+  if (r.kind != WorkerReply::kOk) {
+    run.fail_from_candidate(r, "timing on fresh inputs");
+    return std::nullopt;
+  }
+  if (block.times_ms.size() != 1 || disagreement) {
+    run.fail(status::kRejected, "timing_crosscheck",
+             "timing on fresh inputs disagrees with kforge's clock" + (disagreement ? ": " + *disagreement : ""));
+    return std::nullopt;
+  }
+  if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {0}, {trial})) return std::nullopt;
+  return block.times_ms[0];
+}
+
+}  // namespace
+
+bool time_on_fresh_inputs(EvalRun& run, FreshTiming* out) {
+  if (run.fresh) {
+    *out = *run.fresh;
     return true;
   }
-  std::vector<double> times;
+  std::vector<double> fresh, again;
   for (int j = 0; j < 3; ++j) {
     const int trial = 1000 + j;
     WorkerReply made = run.ref->request("make_trial", {{"trial", trial}, {"seed", run.seed}, {"tag", "main"}},
@@ -282,38 +317,22 @@ bool time_on_fresh_inputs(EvalRun& run, double* median_ms) {
       run.fail_from_reference(made, "drawing fresh inputs");
       return false;
     }
-    WorkerReply in = run.cand->request(
-        "timing_inputs", {{"path", TrialInputs::decode(made.body).inputs}},
-        Seconds(run.opt.timeout_s));
-    WorkerReply r = in;
-    TimedBlockReply block;
-    std::optional<std::string> disagreement;
-    json record;
-    // As for timing blocks: a disagreement is measured again (the same inputs, twice at most) before
-    // it rejects, since a busy host or another process's kernels on the GPU can stall one call.
-    for (int attempt = 0; in.kind == WorkerReply::kOk; ++attempt) {
-      r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
-      if (r.kind != WorkerReply::kOk) break;
-      block = TimedBlockReply::decode(r.body);
-      if (block.times_ms.size() != 1) break;
-      disagreement = crosscheck_reply(run, block.times_ms[0], r, 1, block.untimed_ms, record);
-      if (!disagreement || attempt == 2) break;
-      crosscheck_backoff(attempt + 1);
-    }
-    if (r.kind != WorkerReply::kOk) {
-      run.fail_from_candidate(r, "timing on fresh inputs");
+    WorkerReply in = run.cand->request("timing_inputs", {{"path", TrialInputs::decode(made.body).inputs}},
+                                       Seconds(run.opt.timeout_s));
+    if (in.kind != WorkerReply::kOk) {
+      run.fail_from_candidate(in, "timing on fresh inputs");
       return false;
     }
-    if (block.times_ms.size() != 1 || disagreement) {
-      run.fail(status::kRejected, "timing_crosscheck",
-               "timing on fresh inputs disagrees with kforge's clock" + (disagreement ? ": " + *disagreement : ""));
-      return false;
-    }
-    if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {0}, {trial})) return false;
-    times.push_back(block.times_ms[0]);
+    // The first call sees these inputs for the first time, the second sees them again: measured one
+    // right after the other, under the same load, the two differ only by what the candidate remembers.
+    std::optional<double> first = time_one_call(run, trial);
+    std::optional<double> second = first ? time_one_call(run, trial) : std::nullopt;
+    if (!second) return false;
+    fresh.push_back(*first);
+    again.push_back(*second);
   }
-  run.fresh_ms = summarize(times).median_ms;
-  *median_ms = *run.fresh_ms;
+  run.fresh = FreshTiming{summarize(fresh).median_ms, summarize(again).median_ms};
+  *out = *run.fresh;
   return true;
 }
 
