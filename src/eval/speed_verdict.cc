@@ -65,12 +65,6 @@ std::optional<json> ask_hard_bound(EvalRun& run) {
   return hard;
 }
 
-std::string cached_results_message(const FreshTiming& measured) {
-  return fmt::format("{:.3g} ms per call on inputs it has seen, {:.3g} ms on fresh inputs (medians of three calls, "
-                     "each fresh call followed by one on the same inputs): it is only fast when the inputs come back "
-                     "(cached results)", measured.again_ms, measured.fresh_ms);
-}
-
 }  // namespace
 
 bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
@@ -127,7 +121,9 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
                           "they depend on allows ({:.3g} ms for {} bytes at the best measured bandwidth): physically "
                           "impossible", fresh, hard->value("hard_ms", 0.0), hard->value("bytes", 0));
       else if (!degenerate && only_fast_on_seen_inputs(measured.again_ms, fresh))
-        why = cached_results_message(measured);
+        why = fmt::format("{:.3g} ms per call on inputs it has seen, {:.3g} ms on fresh inputs (medians of three "
+                          "calls, each fresh call followed by one on the same inputs): it is only fast when the inputs "
+                          "come back (cached results)", measured.again_ms, fresh);
       if (!why.empty()) {
         run.doc["sol"] = sol;
         merge_check(run.doc["checks"], {{"name", "suspicious"}, {"verdict", "fail"}, {"message", why}});
@@ -157,7 +153,6 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
     const double fresh = measured.fresh_ms;
     run.doc["timing"]["fresh_inputs_ms"] = fresh;
     run.doc["timing"]["fresh_inputs_again_ms"] = measured.again_ms;
-
     merge_check(run.doc["checks"], {{"name", "implausible_speedup"}, {"verdict", "warn"},
                                     {"message", fmt::format("{:.1f}x faster than eager (threshold {:.0f}x); re-measured "
                                                             "on fresh inputs: {:.1f}x", speedup_point,
