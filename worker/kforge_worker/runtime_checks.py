@@ -29,6 +29,8 @@ import time
 from typing import List
 
 import torch
+import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
 
 import kforge_kernels
 from kforge_worker import dispatch_mode
@@ -170,8 +172,21 @@ class _OpRecorder(dispatch_mode.LightDispatchMode):
         self._ops = ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self._ops.add(func.overloadpacket.__name__)
+        if not _traced_only(args, kwargs):
+            self._ops.add(func.overloadpacket.__name__)
         return func(*args, **(kwargs or {}))
+
+
+def _traced_only(args, kwargs) -> bool:
+    """Whether an operator runs on fake or meta tensors only: a compiler tracing the kernel's
+    program (Helion at its first call), which computes no value the outputs could come from."""
+    tensors = [a for a in pytree.tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)]
+    # Exact types: a subclass could carry real data and compute in its own __torch_dispatch__.
+    return bool(tensors) and all(type(t) is FakeTensor or (type(t) in _PLAIN and t.device.type == "meta")
+                                 for t in tensors)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
 def _op_recorder(ops: set) -> _OpRecorder:

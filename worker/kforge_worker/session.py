@@ -1,6 +1,7 @@
 """State shared by both worker roles: device, thread count, seeding and the per-trial seed rule."""
 
 import importlib
+import importlib.util
 import os
 import random
 import time
@@ -20,6 +21,19 @@ def setup(device: str, threads: int) -> None:
             )
         index = torch.device(device).index  # "cuda" alone means the current device
         torch.cuda.set_device(index if index is not None else torch.cuda.current_device())
+    _no_progress_monitor()
+
+
+def _no_progress_monitor() -> None:
+    """tqdm starts a monitor thread (``tqdm_monitor``) with its first visible progress bar, and that
+    thread outlives the call. A toolchain that shows a bar while it builds at the first forward call
+    (Helion on torch 2.11) would leave it running, and the concurrency check would blame the
+    candidate. A monitor only refreshes stalled bars, so none is started."""
+    if importlib.util.find_spec("tqdm") is None:
+        return
+    import tqdm
+
+    tqdm.tqdm.monitor_interval = 0
 
 
 def warm(req: dict) -> dict:

@@ -80,6 +80,44 @@ def test_operator_recorder_needs_no_dynamo_until_compiled_code_can_run():
     assert out.splitlines() == ["['randn', 'relu', 'sum'] False", "_CompileSafeOpRecorder True"]
 
 
+def test_operator_recorder_leaves_out_what_a_compiler_traces_on_fake_tensors():
+    """Helion traces a kernel's body on fake tensors at its first call: those operators compute
+    nothing and are not delegation. The same operators on real tensors, or on a Tensor subclass
+    (which could carry real data), are recorded."""
+    out = run("""
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from kforge_worker.runtime_checks import _op_recorder
+        class Wrapped(torch.Tensor):
+            pass
+        traced, real = set(), set()
+        with _op_recorder(traced):
+            with FakeTensorMode() as mode:
+                torch.relu(mode.from_tensor(torch.ones(4)))
+            torch.tanh(torch.empty(4, device="meta"))
+        with _op_recorder(real):
+            torch.relu(torch.ones(4))
+            torch.tanh(torch.ones(4).as_subclass(Wrapped))
+        print("relu" in traced, "tanh" in traced, "relu" in real, "tanh" in real)
+    """)
+    assert out.split() == ["False", "False", "True", "True"]
+
+
+def test_no_progress_monitor_thread_outlives_a_toolchains_progress_bar():
+    """A progress bar shown while a kernel builds at the first forward call would leave tqdm's monitor
+    thread running, which the concurrency check rightly blames on the candidate; the worker's setup
+    keeps that monitor off."""
+    out = run("""
+        import threading, tqdm
+        from kforge_worker import session
+        session.setup("cpu", 0)
+        for _ in tqdm.tqdm(range(3), disable=False):
+            pass
+        print(sorted(t.name for t in threading.enumerate()))
+    """)
+    assert out.strip() == "['MainThread']"
+
+
 def test_files_the_targets_kernel_toolchain_writes_are_its_build(tmp_path):
     """A write made inside one of the target's [checks] kernel_modules (its DSL compiling a kernel) is
     the build's; the same write from the candidate's own code, or with another target's modules, counts."""
