@@ -16,6 +16,7 @@ TOLERANCES = {
     torch.bfloat16: 1e-2,
 }
 DEFAULT_FLOAT_TOLERANCE = 1e-4
+SLICE = 1 << 26  # elements compared at once (256 MiB of float32 per temporary)
 
 
 def tolerance_for(dtype: torch.dtype) -> float:
@@ -111,30 +112,39 @@ def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol
     if torch.equal(exp, out):
         return  # bit-identical (NaN never equals itself, so NaNs take the full path): no error at all
     # Work in float32 (float64 for float64 results): exact enough for the error statistics and
-    # several times cheaper than upcasting everything to float64.
+    # several times cheaper than upcasting everything to float64. A slice at a time, so that the
+    # temporaries stay small beside outputs of several gigabytes on a GPU.
     work = torch.float64 if exp.dtype == torch.float64 else torch.float32
-    e = exp.to(work)
-    g = out.to(work)
-    finite = torch.isfinite(e)  # one of the slower elementwise ops on the CPU: computed once
-    if not (bool(finite.all()) and bool(torch.isfinite(g).all())):
-        _check_nonfinite(e, g, path, shape)
-    abs_err = (g - e).abs().masked_fill_(~finite, 0)
-    e_abs = e.abs()
-    excess = abs_err - (tol + tol * e_abs)
-    max_abs = float(abs_err.max())
-    max_rel = float((abs_err / e_abs.clamp_min(torch.finfo(work).tiny)).masked_fill_(~finite, 0).max())
+    if not (bool(torch.isfinite(exp).all()) and bool(torch.isfinite(out).all())):
+        _check_nonfinite(exp.to(work), out.to(work), path, shape)
+    e_flat, g_flat = exp.reshape(-1), out.reshape(-1)
+    max_abs = max_rel = 0.0
+    count, worst, worst_at = 0, None, 0
+    for start in range(0, e_flat.numel(), SLICE):
+        e = e_flat[start:start + SLICE].to(work)
+        g = g_flat[start:start + SLICE].to(work)
+        finite = torch.isfinite(e)
+        abs_err = (g - e).abs().masked_fill_(~finite, 0)
+        e_abs = e.abs()
+        max_abs = max(max_abs, float(abs_err.max()))
+        max_rel = max(max_rel, float((abs_err / e_abs.clamp_min(torch.finfo(work).tiny)).masked_fill_(~finite, 0).max()))
+        excess = abs_err.sub_(e_abs.mul_(tol).add_(tol))  # abs_err - (tol + tol * |e|), in place
+        bad = int((excess > 0).sum())
+        if bad:
+            at = int(excess.argmax())
+            if worst is None or float(excess[at]) > worst:
+                worst, worst_at = float(excess[at]), start + at
+            count += bad
     stats["max_abs_error"] = max(stats["max_abs_error"], max_abs)
     stats["max_rel_error"] = max(stats["max_rel_error"], max_rel)
-    bad = excess > 0
-    if bool(bad.any()):
-        flat = int(excess.flatten().argmax())
-        count = int(bad.sum())
+    if count:
+        flat = worst_at
+        expected, got = e_flat[flat].to(work).item(), g_flat[flat].to(work).item()
         _fail(path, "value",
               f"{count} of {exp.numel()} elements outside tolerance (atol=rtol={tol:g}); "
               f"max abs error {max_abs:.3e}, worst at index {_index_tuple(flat, shape)}",
               index=_index_tuple(flat, shape), shape=shape, max_abs_error=max_abs, max_rel_error=max_rel,
-              expected=e.flatten()[flat].item(), got=g.flatten()[flat].item(),
-              mismatched=count, atol=tol, rtol=tol)
+              expected=expected, got=got, mismatched=count, atol=tol, rtol=tol)
 
 
 def _check_nonfinite(e: torch.Tensor, g: torch.Tensor, path: str, shape) -> None:

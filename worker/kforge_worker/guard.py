@@ -62,8 +62,7 @@ class Guard:
             report["calibrated_with_seed"] = cached.get("calibrated_with_seed", int(req["seed"]))
             report["reused"] = True
         else:
-            report = calibration.calibrate(ref.model, ref.module.get_inputs, int(req["seed"]), ref.device,
-                                           ref._forward)
+            report = calibration.calibrate(ref.model, ref.draw_inputs, int(req["seed"]), ref._forward)
             report["calibrated_with_seed"] = int(req["seed"])
         self.calibration = report
         self.tightened = report["tightened"]

@@ -48,12 +48,12 @@ class ReferenceSession:
         self.guard.policy = req.get("precision", "strict")
         self.shared_dir = req["shared_dir"]
         path = transport.socket_path(self.shared_dir)
-        mode = device_transport.select(self.device)
+        overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
+        self.module = problem.load_problem(req["problem"], overrides)
+        mode = device_transport.select(self.device, fits=lambda: self._fits_on_device())
         if self.exchange is None or self.exchange.path != path or self.exchange.mode != mode:
             self._close_exchange()
             self.exchange = transport.Exchange(path, device_transport.backend(mode, self.device))
-        overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
-        self.module = problem.load_problem(req["problem"], overrides)
         seed = int(req["seed"])
         session.seed_everything(seed)
         init_inputs = self.module.get_init_inputs()
@@ -86,6 +86,22 @@ class ReferenceSession:
     @property
     def on_device(self) -> bool:
         return self.exchange is not None and self.exchange.mode != "host"
+
+    def _fits_on_device(self) -> bool:
+        try:
+            figures = memory_estimate.trace(self.module)
+        except Exception:  # the meta device cannot run it: the host path, which needs no estimate
+            return False
+        free = memory_estimate.device_memory(self.device)["free_bytes"]
+        return device_transport.fits_on_device(figures, free)
+
+    def draw_inputs(self, seed: int) -> list:
+        """A set of inputs for ``seed``, drawn as the trials' are: on the device with the device
+        transport, else by get_inputs() on the host and moved to the device."""
+        if self.on_device:
+            return draw_on_device(self.module, seed, self.device)
+        session.seed_everything(seed)
+        return tensors.to_device(list(self.module.get_inputs()), self.device)
 
     def make_trial(self, req: dict) -> dict:
         trial = int(req["trial"])

@@ -80,3 +80,28 @@ def test_bit_identical_outputs_skip_the_error_statistics_but_nan_does_not():
     assert stats["max_abs_error"] == 0 and stats["elements"] == 4
     with pytest.raises(compare.Mismatch, match="NaN"):
         compare.compare(x, torch.tensor([0.0, 0.0, 1.5, float("nan")]))
+
+
+def test_a_comparison_by_slices_reports_like_one_over_the_whole(monkeypatch):
+    """Large outputs are compared a slice at a time: the count, the worst element and its index, and
+    the error statistics are those of the whole tensor (the worst sits in a later, partial slice)."""
+    e = torch.randn(5, 13)
+    g = e.clone()
+    g[1, 2] += 0.01
+    g[4, 11] += 0.5  # the worst, in the last slice
+    g[3, 0] = e[3, 0] * (1 + 1e-6)  # within tolerance
+
+    def report():
+        with pytest.raises(compare.Mismatch) as m:
+            compare.compare(e, g)
+        return m.value.report
+
+    whole = report()
+    monkeypatch.setattr(compare, "SLICE", 7)
+    sliced = report()
+    assert sliced == whole
+    assert sliced["mismatched"] == 2 and sliced["index"] == [4, 11]
+    assert sliced["max_abs_error"] == pytest.approx(0.5, rel=1e-5)
+    monkeypatch.setattr(compare, "SLICE", 7)
+    g[1, 2], g[4, 11] = e[1, 2], e[4, 11]
+    assert compare.compare(e, g)["max_rel_error"] == pytest.approx(1e-6, rel=0.2)

@@ -23,17 +23,37 @@ def _forward(model):
     return f
 
 
+def _draw(*shape):
+    def draw(seed):
+        torch.manual_seed(seed)
+        return [torch.randn(*shape)]
+    return draw
+
+
 def test_zeros_pass_tiny_outputs_and_the_check_is_tightened():
     m = Tiny()
-    report = calibration.calibrate(m, lambda: [torch.randn(16, 32)], 3, "cpu", _forward(m))
+    report = calibration.calibrate(m, _draw(16, 32), 3, _forward(m))
     assert "zeros" in report["passing"] and report["tightened"] and not report["degenerate"]
     assert "zeros" not in report["still_passing"]
     assert calibration.scaled_check(torch.tanh(torch.ones(4)) * 1e-5, torch.zeros(4)) is not None
 
 
+def test_scaled_check_by_slices_judges_like_the_whole(monkeypatch):
+    """Large outputs are checked a slice at a time: the RMS still covers every element, and every
+    slice is judged (the bad elements sit in the last, partial slice)."""
+    e = torch.randn(3, 33)
+    g = e.clone()
+    g[2, 30:] += 1e-3  # 3 elements, beyond the scaled tolerance
+    whole = calibration.scaled_check(e, g)
+    monkeypatch.setattr(calibration, "SCALED_CHECK_SLICE", 7)
+    assert calibration.scaled_check(e, g) == whole
+    assert whole.startswith("output 0: 3 of 99 elements")
+    assert calibration.scaled_check(e, e.clone()) is None
+
+
 def test_input_independent_reference_is_degenerate():
     m = Ones()
-    report = calibration.calibrate(m, lambda: [torch.randn(8, 4)], 3, "cpu", _forward(m))
+    report = calibration.calibrate(m, _draw(8, 4), 3, _forward(m))
     assert report["degenerate"] and not report["tightened"]
 
 
