@@ -95,7 +95,12 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
   env["HOME"] = sandboxed ? "/tmp" : home.string();
   env["TMPDIR"] = own.string();
   env["PYTHONPATH"] = (data_dir() / "worker").string();
-  env["PYTHONDONTWRITEBYTECODE"] = "1";
+  // Bytecode of what the workers import lives in kforge's cache, compiled by the trusted reference
+  // and read-only to candidates: an interpreter installed without .pyc files (uv's default) would
+  // otherwise compile torch's modules again in every worker, seconds each time. Nothing is written
+  // beside the sources (a problem's folder, the venv).
+  env["PYTHONPYCACHEPREFIX"] = (cache / "pycache").string();
+  if (candidate) env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONNOUSERSITE"] = "1";
   env["KFORGE_RESPONSE_FD"] = "3";
   env["KFORGE_WORKDIR"] = home.string();
@@ -164,6 +169,8 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   const bool candidate = role == WorkerRole::kCandidate;
   const fs::path home = candidate ? dirs.candidate : dirs.reference;
   const fs::path cache = cache_dir();
+  // The shared caches exist before the sandbox is assembled: it binds only folders that exist.
+  for (const char* sub : {"build", "torch_extensions", "inductor", "pycache"}) fs::create_directories(cache / sub);
 
   WorkerSpawn result;
   for (const auto& [name, folder] : options.target.caches) result.target_caches.push_back(folder);
@@ -216,6 +223,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     broker.compiler_policy = policy;  // the compiler sees no cache and no candidate folder
     policy.read_only.push_back(cache / "build");
     policy.read_only.push_back(cache / "torch_extensions");
+    policy.read_only.push_back(cache / "pycache");
     policy.read_only.push_back(dirs.shared);
     policy.writable = {dirs.candidate};
     policy.devices = sandbox_device_nodes(options.target);
@@ -243,7 +251,6 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
 
 std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
   const fs::path cache = cache_dir();
-  for (const char* sub : {"build", "torch_extensions", "inductor"}) fs::create_directories(cache / sub);
   for (const auto& folder : how.target_caches) fs::create_directories(cache / folder);
   SpawnOptions spawn = how.spawn;
   fs::create_directories(spawn.cwd / "tmp");  // the worker's HOME and (without a sandbox) TMPDIR

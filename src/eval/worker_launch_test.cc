@@ -55,5 +55,29 @@ TEST(WorkerSpawn, ACompilerOutsideUsrNamedByCcIsInTheCandidatesView) {
   EXPECT_FALSE(binds_read_only(with_cc.spawn.argv, "/opt")) << "never all of /opt (only an empty folder on the way)";
 }
 
+// Bytecode goes to one folder of kforge's cache: the trusted reference writes it, a candidate only
+// reads it (its sandbox binds the folder read-only), and nothing is written beside the sources.
+TEST(WorkerEnvironment, BytecodeIsCachedByTheReferenceAndReadOnlyToCandidates) {
+  const fs::path source = KFORGE_SOURCE_DIR;
+  ScopedEnv cache_dir("KFORGE_CACHE_DIR", "/tmp/kforge-test-cache");
+  EvalOptions options;
+  options.target = load_target(source / "targets" / "cpu");
+  const WorkerDirs dirs{"/tmp/kforge-test-shared", "/tmp/kforge-test-reference", "/tmp/kforge-test-candidate"};
+  const auto reference = worker_environment(WorkerRole::kReference, options, dirs, 1);
+  const auto candidate = worker_environment(WorkerRole::kCandidate, options, dirs, 1, true);
+  EXPECT_EQ(reference.at("PYTHONPYCACHEPREFIX"), "/tmp/kforge-test-cache/pycache");
+  EXPECT_EQ(candidate.at("PYTHONPYCACHEPREFIX"), "/tmp/kforge-test-cache/pycache");
+  EXPECT_FALSE(reference.count("PYTHONDONTWRITEBYTECODE"));
+  EXPECT_EQ(candidate.at("PYTHONDONTWRITEBYTECODE"), "1");
+
+  if (!fs::exists(source / ".venv" / "bin" / "python")) GTEST_SKIP() << "no Python environment at .venv";
+  if (!usable_bwrap()) GTEST_SKIP() << "bubblewrap cannot make a sandbox here";
+  options.problem = source / "tests" / "e2e" / "problems" / "tiny_add.py";
+  options.python = (source / ".venv" / "bin" / "python").string();
+  const auto spawn = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  ASSERT_EQ(spawn.isolation, "bubblewrap");
+  EXPECT_TRUE(binds_read_only(spawn.spawn.argv, "/tmp/kforge-test-cache/pycache"));
+}
+
 }  // namespace
 }  // namespace kforge

@@ -86,7 +86,7 @@ bool kforge_own_module(const std::string& root) {
 bool reserved_variable(const std::string& name) {
   static const std::set<std::string> reserved = {
       "PATH",       "HOME",        "TMPDIR",       "USER",           "LOGNAME",
-      "PYTHONPATH", "PYTHONHOME",  "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
+      "PYTHONPATH", "PYTHONHOME",  "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
       "LD_PRELOAD", "LD_LIBRARY_PATH", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME"};
   return reserved.count(name) > 0 || name.rfind("KFORGE_", 0) == 0;
 }

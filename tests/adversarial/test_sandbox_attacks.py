@@ -34,6 +34,7 @@ BLOCKED = {
     "cache_proc_fd": ("Permission denied",),  # the file is kforge's, the candidate is not root
     "cache_symlink_swap": ("Read-only file system",),
     "extensions_plant": ("Read-only file system",),
+    "pycache_plant": ("Read-only file system",),
     "triton_cache_poison": ("No such file or directory",),
     "read_shadow": ("No such file or directory",),
     "list_project": ("No such file or directory",),
@@ -69,7 +70,7 @@ def _cache_root(kforge) -> Path:
 
 def _snapshot(cache: Path) -> dict:
     files = {}
-    for sub in ("build", "torch_extensions", "triton", "inductor"):
+    for sub in ("build", "torch_extensions", "triton", "inductor", "pycache"):
         for path in (cache / sub).rglob("*") if (cache / sub).exists() else []:
             if path.is_file() and not path.is_symlink():
                 files[path] = hashlib.sha256(path.read_bytes()).hexdigest()
