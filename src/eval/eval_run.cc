@@ -115,8 +115,7 @@ void EvalRun::fail_from_reference(const WorkerReply& reply, const std::string& d
   fail(status::kProblemError, "problem_error",
        fmt::format("the reference failed while {}: {}", during, reply_message(reply)), log);
   // Out of memory: the problem is at fault only if it does not fit the device alone (evaluator.cc retries it).
-  if (reply.kind == WorkerReply::kError && reply.body["error"].value("kind", "") == "device_oom")
-    doc["error"]["cause"] = "device_oom";
+  if (is_device_oom(reply)) doc["error"]["cause"] = "device_oom";
 }
 
 bool EvalRun::apply_findings(const json& found, const std::optional<PrecisionAudit>& p) {

@@ -5,6 +5,11 @@
 
 namespace kforge {
 
+bool is_device_oom(const WorkerReply& reply) {
+  return reply.kind == WorkerReply::kError && reply.body.contains("error") && reply.body["error"].is_object() &&
+         reply.body["error"].value("kind", "") == "device_oom";
+}
+
 using Clock = std::chrono::steady_clock;
 
 WorkerClient::WorkerClient(std::string role, std::unique_ptr<Subprocess> process)

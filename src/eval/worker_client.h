@@ -26,6 +26,10 @@ struct WorkerReply {
   std::string detail;       // human-readable explanation for the non-answer kinds
 };
 
+// Whether a worker answered that the device ran out of memory (the worker's own classification of
+// its error: gpu_errors.py).
+bool is_device_oom(const WorkerReply& reply);
+
 // A request sent to a worker and not yet answered.
 struct PendingRequest {
   std::string cmd;

@@ -23,6 +23,17 @@ done)sh"};
   return std::make_unique<WorkerClient>("candidate", Subprocess::spawn(o));
 }
 
+TEST(WorkerReply, OnlyAnErrorTheWorkerClassifiedAsDeviceOomIsOne) {
+  WorkerReply oom{WorkerReply::kError, {{"ok", false}, {"error", {{"kind", "device_oom"}, {"message", "x"}}}}};
+  WorkerReply other{WorkerReply::kError, {{"ok", false}, {"error", {{"kind", "runtime_error"}}}}};
+  WorkerReply died{WorkerReply::kDied, {}, 0, "CUDA out of memory"};
+  WorkerReply malformed{WorkerReply::kError, {{"ok", false}, {"error", "device_oom"}}};
+  EXPECT_TRUE(is_device_oom(oom));
+  EXPECT_FALSE(is_device_oom(other));
+  EXPECT_FALSE(is_device_oom(died));
+  EXPECT_FALSE(is_device_oom(malformed));
+}
+
 TEST(WorkerClient, QueuedRequestsAreAnsweredInOrderAndForgedRepliesSkipped) {
   auto worker = echo_worker();
   PendingRequest first = worker->send("first", nlohmann::json::object(), 10s);

@@ -13,6 +13,7 @@ the trusted side's own memory (``import_tensor(..., copy=True)``) before anythin
 """
 
 import ctypes
+import gc
 import os
 import stat
 
@@ -73,6 +74,7 @@ def _cu():
         lib.cuMemAddressFree.argtypes = [_u64, ctypes.c_size_t]
         lib.cuMemRelease.argtypes = [_u64]
         lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        lib.cuDeviceGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int]
         _driver = lib
     return _driver
 
@@ -93,6 +95,27 @@ def _ensure_context(device: int) -> None:
     _check(_cu().cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
     if not ctx.value:
         raise DeviceBufferError("no CUDA context is current after torch initialised the device")
+
+
+_ERROR_OUT_OF_MEMORY = 2  # CUDA_ERROR_OUT_OF_MEMORY (cuda.h)
+_ATTRIBUTE_VMM_SUPPORTED = 102  # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (cuda.h)
+_ATTRIBUTE_POSIX_FD_SUPPORTED = 103  # CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+
+
+def supported(device: int) -> bool:
+    """Whether ``device`` can hold buffers shared by file descriptor (VMM with POSIX-fd handles):
+    false without the driver library, and on drivers or platforms that lack either (some virtual
+    GPUs, WSL)."""
+    try:
+        _ensure_context(device)
+        for attribute in (_ATTRIBUTE_VMM_SUPPORTED, _ATTRIBUTE_POSIX_FD_SUPPORTED):
+            value = ctypes.c_int()
+            _check(_cu().cuDeviceGetAttribute(ctypes.byref(value), attribute, device), "cuDeviceGetAttribute")
+            if not value.value:
+                return False
+        return True
+    except Exception:  # no driver, no device, a torch built without CUDA
+        return False
 
 
 def _prop(device: int) -> _AllocationProp:
@@ -168,7 +191,14 @@ def allocate(nbytes: int, device: int) -> DeviceBuffer:
     g = _granularity(device)
     size = max(g, (nbytes + g - 1) // g * g)
     handle = _u64()
-    _check(_cu().cuMemCreate(ctypes.byref(handle), size, ctypes.byref(_prop(device)), 0), f"cuMemCreate({size} B)")
+    code = _cu().cuMemCreate(ctypes.byref(handle), size, ctypes.byref(_prop(device)), 0)
+    if code == _ERROR_OUT_OF_MEMORY:
+        # Memory torch freed stays reserved by its caching allocator, out of the driver's reach
+        # (calibration's input draws and null outputs, gigabytes at real sizes): hand it back, retry.
+        gc.collect()
+        torch.cuda.empty_cache()
+        code = _cu().cuMemCreate(ctypes.byref(handle), size, ctypes.byref(_prop(device)), 0)
+    _check(code, f"cuMemCreate({size} B)")
     try:
         ptr = _map(handle.value, nbytes, size, device, ACCESS_READWRITE)
     except DeviceBufferError:

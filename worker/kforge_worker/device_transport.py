@@ -1,11 +1,11 @@
 """Whether an evaluation's device tensors travel as device buffers, and the backend that moves them.
 
-With ``KFORGE_DEVICE_TRANSPORT=vmm`` (a variable the cuda targets pass to their workers) and a CUDA
-device, the reference keeps its trials on the device and every CUDA tensor in a set crosses between
-the processes as a CUDA VMM buffer (device_buffers.py) passed by file descriptor next to the set's
-sealed memfd: no host copy on either side. Unset, or ``host``, every tensor goes through the memfd as
-before. The device path is off by default: it has not yet been proven on a GPU inside evaluations
-(bench/device_transport_check.sh is the run that proves it).
+On a CUDA device that supports buffers shared by file descriptor, the reference keeps its trials on
+the device and every CUDA tensor in a set crosses between the processes as a CUDA VMM buffer
+(device_buffers.py) passed by file descriptor next to the set's sealed memfd: no host copy on either
+side. ``KFORGE_DEVICE_TRANSPORT=host`` (a variable the GPU targets pass to their workers), or a device
+without that support, sends every tensor through the memfd instead. bench/device_transport_check.sh
+is the GPU run that proves the device path (bench/results/).
 
 A backend exports a storage's bytes into a fresh buffer of its own (never memory of the exporting
 process's allocator) and imports a buffer another process sent as a private copy: the sender keeps
@@ -24,12 +24,35 @@ ENV = "KFORGE_DEVICE_TRANSPORT"
 MODES = ("host", "vmm")
 
 
-def select(device: str, environ=os.environ) -> str:
-    """"vmm" where the variable asks for it and the device is a CUDA device; "host" otherwise."""
-    mode = environ.get(ENV, "").strip() or "host"
-    if mode not in MODES:
+# Sets of a trial's size the device path holds on the GPU at once, reference and candidate together:
+# the reference's inputs, its copy as drawn, the published buffer and its outputs; the candidate's
+# private copy of the inputs, its outputs, their snapshot and exported buffer; the reference's copy
+# of those; the comparison's slices. 19_ReLU at its own size (6.4 GB in, 6.4 GB out) did not fit an
+# 80 GB H100 that way (bench/results/20261125-h100-device-transport); it is checked on the host path.
+DEVICE_PATH_SETS = 12
+DEVICE_PATH_SHARE = 0.8  # of the device's free memory: contexts, allocator slack, kernels' own scratch
+
+
+def fits_on_device(figures: dict, free_bytes: int) -> bool:
+    """Whether the device path's copies of a trial (``figures``: memory_estimate.trace's) fit."""
+    per_set = max(int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0)))
+    return DEVICE_PATH_SETS * per_set <= DEVICE_PATH_SHARE * free_bytes
+
+
+def select(device: str, environ=os.environ, supported=None, fits=lambda: True) -> str:
+    """"vmm" on a CUDA device unless the variable asks for "host", the device cannot share buffers
+    by file descriptor (``supported(index)``, default device_buffers.supported) or a trial's copies
+    would not fit it (``fits()``); "host" otherwise. Asked for explicitly, "vmm" is used as is."""
+    mode = environ.get(ENV, "").strip() or "auto"
+    if mode not in MODES + ("auto",):
         raise EnvironmentProblem(f"{ENV}={mode!r}: expected one of {', '.join(MODES)}")
-    return "vmm" if mode == "vmm" and device.startswith("cuda") else "host"
+    if mode == "host" or not device.startswith("cuda"):
+        return "host"
+    if mode == "vmm":
+        return "vmm"
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    return "vmm" if (supported or device_buffers.supported)(index) and fits() else "host"
 
 
 class VmmBackend:

@@ -42,6 +42,13 @@ def test_a_shape_that_does_not_fit_the_buffer_is_refused():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: torch.cuda.is_available() is False")
+def test_a_data_centre_gpu_shares_buffers_so_evaluations_use_the_device_path():
+    from kforge_worker import device_transport
+    assert db.supported(torch.cuda.current_device())
+    assert device_transport.select("cuda", {}) == "vmm"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: torch.cuda.is_available() is False")
 def test_a_tensor_crosses_to_another_process_and_back():
     x = torch.randn(1 << 20, device="cuda")
     buf, meta = db.export_tensor(x)

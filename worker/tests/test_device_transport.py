@@ -16,14 +16,36 @@ from kforge_worker import device_buffers, device_transport, transport
 from kforge_worker.errors import EnvironmentProblem
 
 
-def test_the_device_transport_is_off_unless_asked_for_on_a_cuda_device():
-    assert device_transport.select("cuda:0", {}) == "host"
-    assert device_transport.select("cuda:0", {"KFORGE_DEVICE_TRANSPORT": "host"}) == "host"
-    assert device_transport.select("cuda:1", {"KFORGE_DEVICE_TRANSPORT": "vmm"}) == "vmm"
-    assert device_transport.select("cpu", {"KFORGE_DEVICE_TRANSPORT": "vmm"}) == "host"
+def test_the_device_transport_is_on_for_a_cuda_device_that_can_share_buffers():
+    can, cannot = (lambda index: True), (lambda index: False)
+    assert device_transport.select("cuda:0", {}, can) == "vmm"
+    assert device_transport.select("cuda:0", {}, cannot) == "host"  # no VMM or no POSIX-fd handles
+    assert device_transport.select("cuda:0", {"KFORGE_DEVICE_TRANSPORT": "host"}, can) == "host"
+    assert device_transport.select("cuda:1", {"KFORGE_DEVICE_TRANSPORT": "vmm"}, cannot) == "vmm"
+    assert device_transport.select("cpu", {}, can) == "host"
+    assert device_transport.select("cpu", {"KFORGE_DEVICE_TRANSPORT": "vmm"}, can) == "host"
     with pytest.raises(EnvironmentProblem, match="expected one of host, vmm"):
         device_transport.select("cuda", {"KFORGE_DEVICE_TRANSPORT": "ipc"})
     assert device_transport.backend("host", "cuda:0") is None
+
+
+def test_a_trial_too_large_for_the_device_path_goes_through_the_host():
+    can = lambda index: True
+    gb = 1 << 30
+    relu_full = {"input_bytes": 6 * gb, "output_bytes": 6 * gb}  # 19_ReLU at its own size
+    relu_512 = {"input_bytes": gb * 3 // 4, "output_bytes": gb * 3 // 4}
+    free = 78 * gb  # an 80 GB H100
+    assert not device_transport.fits_on_device(relu_full, free)
+    assert device_transport.fits_on_device(relu_512, free)
+    assert device_transport.select("cuda:0", {}, can, lambda: False) == "host"
+    assert device_transport.select("cuda:0", {}, can, lambda: True) == "vmm"
+    assert device_transport.select("cuda:0", {"KFORGE_DEVICE_TRANSPORT": "vmm"}, can, lambda: False) == "vmm"
+
+
+def test_a_machine_without_the_cuda_driver_cannot_share_device_buffers():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device: the GPU test of test_device_buffers.py covers it")
+    assert device_buffers.supported(0) is False
 
 
 def test_device_storages_travel_as_buffers_with_strides_aliasing_and_values():

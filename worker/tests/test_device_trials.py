@@ -52,7 +52,7 @@ SCENARIO = textwrap.dedent("""
     problem, honest, mutates, shared, device = sys.argv[1:6]
     if device == "cpu":  # the fake backend: every tensor counts as a device tensor
         backend = FakeBackend()
-        device_transport.select = lambda device, environ=None: "vmm"
+        device_transport.select = lambda device, environ=None, supported=None, fits=None: "vmm"
         device_transport.backend = lambda mode, device: backend if mode == "vmm" else None
     else:
         os.environ["KFORGE_DEVICE_TRANSPORT"] = "vmm"
