@@ -9,7 +9,7 @@
 #       kernelbench bench/kernelbench_harness.py per problem: KernelBench's verdict and speedup
 #       kforge      kforge eval per problem at its defaults (--json), then 19_ReLU at batch 512 twice
 #                   (the second with its build cached)
-#       bench       one kforge bench of every problem at default concurrency
+#       bench       one kforge bench of every problem at default concurrency (BENCH_JOBS: --jobs)
 #       report      bench/realsize_report.py: the table, from the steps' JSON lines
 # Results go to $RESULTS (default $OUT when set, else bench/results/realsize-<date>), one JSON line a run.
 set -uo pipefail
@@ -82,8 +82,9 @@ case "$step" in
     [ -n "$KFORGE" ] || { echo "realsize.sh: no kforge binary" >&2; exit 2; }
     suite=$(mktemp -d)/realsize.txt
     problems | sed "s|^|$problems_dir/|" >"$suite"
+    # shellcheck disable=SC2086
     "$KFORGE" bench "$suite" --target cuda --candidates "$candidates" --python "$PYTHON" \
-      --out "$RESULTS/bench" >"$RESULTS/bench.log" 2>&1
+      --out "$RESULTS/bench" ${BENCH_JOBS:+--jobs $BENCH_JOBS} >"$RESULTS/bench.log" 2>&1
     echo "bench exit $?" >>"$RESULTS/bench.log"
     ;;
   report)
