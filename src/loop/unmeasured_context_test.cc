@@ -120,9 +120,9 @@ TEST(UnmeasuredContext, RoundMessageKeepsTheBestAndTheAdviceButNotTheRatios) {
 // timings, other measurement flags, and the slower variant's interval below 1 on one machine
 // (rejected) and around 1 on the other (undecided).
 struct Machine {
-  double scale;                          // how much slower than the first machine
-  std::vector<std::string> flags;        // what its re-measurements left flagged
-  std::string variant_verdict;           // rejected or undecided
+  double scale;                    // how much slower than the first machine
+  std::vector<std::string> flags;  // what its re-measurements left flagged
+  std::string variant_verdict;     // rejected or undecided
   Ratio variant_vs_best;
   bool sol_available, profile_taken;
 };
@@ -145,24 +145,31 @@ json round3_context(const Machine& m, const std::string& shapes = "- forward inp
               {"shapes", shapes},
               {"history", history_rows(attempts(m))},
               {"has_history", true}};
-  const std::string reason =
-      m.variant_verdict == "rejected" ? "slower than the best: 0.41x, 95% CI [0.29, 0.72] over 3 rounds"
-                                      : "no difference beyond the noise after 3 measurements";
+  const std::string reason = m.variant_verdict == "rejected"
+                                 ? "slower than the best: 0.41x, 95% CI [0.29, 0.72] over 3 rounds"
+                                 : "no difference beyond the noise after 3 measurements";
   json analysis = ctx;
   analysis["candidate"] = {{"step", "r1.s0.a0"}, {"source", "class ModelNew: ... unit stride"}};
   analysis["timing"] = timing(0.75 * m.scale, 0.6 * m.scale, m.scale > 1 ? 1 : 2);
   analysis["speedup_vs_eager"] = Ratio{0.8 / m.scale, 0.7 / m.scale, 0.9 / m.scale}.text();
   if (!m.flags.empty()) analysis["flags"] = "interquartile range 496% of the median, above 15%";
-  if (m.sol_available) analysis["sol"] = "- bound: memory-bound, speed of light 0.42 ms\n- this candidate: 178% of speed of light\n";
+  if (m.sol_available)
+    analysis["sol"] = "- bound: memory-bound, speed of light 0.42 ms\n- this candidate: 178% of speed of light\n";
   analysis["profile_requested"] = true;
   if (m.profile_taken) analysis["profile"] = "limiter 1: the feature loop takes 71%";
-  analysis["latest"] = {{"step", "r2.s0.a0"}, {"verdict", m.variant_verdict}, {"reason", reason},
-                        {"direction", "against the best r1.s0.a0"}, {"diff", "-acc[s]\n+tile[s]"}};
+  analysis["latest"] = {{"step", "r2.s0.a0"},
+                        {"verdict", m.variant_verdict},
+                        {"reason", reason},
+                        {"direction", "against the best r1.s0.a0"},
+                        {"diff", "-acc[s]\n+tile[s]"}};
   json round = ctx;
   round["round"] = 3;
-  round["best"] = {{"step", "r1.s0.a0"}, {"source", "class ModelNew: ... unit stride"}, {"show_source", false},
+  round["best"] = {{"step", "r1.s0.a0"},
+                   {"source", "class ModelNew: ... unit stride"},
+                   {"show_source", false},
                    {"vs_eager", Ratio{0.8 / m.scale, 0.7 / m.scale, 0.9 / m.scale}.text()}};
-  round["rejected"] = {{"step", "r2.s0.a0"}, {"verdict", m.variant_verdict}, {"reason", reason}, {"diff", "-acc[s]\n+tile[s]"}};
+  round["rejected"] = {
+      {"step", "r2.s0.a0"}, {"verdict", m.variant_verdict}, {"reason", reason}, {"diff", "-acc[s]\n+tile[s]"}};
   round["recommendations"] = json::array({{{"rank", 1}, {"text", "keep the unit-stride streams"}}});
   round["has_recommendations"] = true;
   return {{"analysis", analysis}, {"round", round}};
