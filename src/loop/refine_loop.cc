@@ -122,7 +122,10 @@ class Refiner {
   std::vector<std::string> analyze(int round);
   json profile_best(int round, const std::string& analyze_step);
   json base_context() const;
-  llm::Message prompt(llm::Role role, const std::string& name, const json& context) const;
+  // A prompt message with the text a replay matches it on (unmeasured_context.h).
+  llm::Message prompt(llm::Role role, const std::string& name, const json& context) const {
+    return prompt_message(ctx_.prompts, role, name, context);
+  }
   json round_context(int round, const std::vector<std::string>& recs);
   void accept(int round, const Attempt& a, const std::string& reason, const json& keep);
   void record_history(int round, const Attempt& a, const std::string& verdict, std::optional<Ratio> vs_best);
@@ -230,15 +233,6 @@ json Refiner::base_context() const {
   return ctx;
 }
 
-// A prompt message: template `name` rendered with `context`, and once more without what this machine
-// measured, as the text a replay matches it on (unmeasured_context.h).
-llm::Message Refiner::prompt(llm::Role role, const std::string& name, const json& context) const {
-  llm::Message message = llm::Message::text(role, ctx_.prompts.render(name, context));
-  std::string unmeasured = ctx_.prompts.render(name, unmeasured_context(context));
-  if (unmeasured != message.joined_text()) message.match_text = std::move(unmeasured);
-  return message;
-}
-
 // What round `round` (>= 1) adds to each generation conversation: the best (its source only when the
 // conversations have not seen it), every attempt, the latest rejected attempt's diff, the advice.
 json Refiner::round_context(int round, const std::vector<std::string>& recs) {
@@ -290,6 +284,7 @@ std::vector<std::string> Refiner::analyze(int round) {
     if (!latest["diff"].get<std::string>().empty()) ctx["latest"] = latest;
   }
   const std::string step = fmt::format("r{}.analyze", round);
+  ctx["profile_requested"] = opt_.profile;
   json profile = profile_best(round, step);
   if (profile.contains("summary")) ctx["profile"] = profile["summary"];
   if (profile.contains("chart")) ctx["profile_chart"] = profile["chart"];

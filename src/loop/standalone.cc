@@ -70,7 +70,10 @@ std::vector<std::pair<std::string, std::string>> names(std::string list) {
 
 // Recognises the import forms of kforge's kernel libraries on one top-level line, under their
 // package (kforge_kernels) or the compatibility names kforge_worker keeps for them.
-std::vector<Import> parse_import(const std::string& line, bool* matched) {
+// `packages` holds the package names already bound by an `import PACKAGE.LIBRARY` line: a later one
+// adds its library to that namespace, as Python adds a submodule to its package, instead of
+// binding the name afresh (which would lose the libraries imported before).
+std::vector<Import> parse_import(const std::string& line, std::set<std::string>& packages, bool* matched) {
   static const std::regex from_pkg(R"(^from\s+(kforge_kernels|kforge_worker)\s+import\s+(.+?)\s*(#.*)?$)");
   static const std::regex from_mod(R"(^from\s+(kforge_kernels|kforge_worker)\.(\w+)\s+import\s+(.+?)\s*(#.*)?$)");
   static const std::regex import_mod(R"(^import\s+(kforge_kernels|kforge_worker)\.(\w+)(\s+as\s+(\w+))?\s*(#.*)?$)");
@@ -84,9 +87,11 @@ std::vector<Import> parse_import(const std::string& line, bool* matched) {
     for (auto& [name, alias] : names(m[3].str())) bind += fmt::format("{}{} = {}.{}", bind.empty() ? "" : "\n", alias, var(module), name);
     out.push_back({module, bind});
   } else if (std::regex_match(line, m, import_mod)) {
-    std::string module = m[2].str();
+    const std::string package = m[1].str(), module = m[2].str();
     if (m[4].matched) out.push_back({module, fmt::format("{} = {}", m[4].str(), var(module))});
-    else out.push_back({module, fmt::format("{} = _kforge_types.SimpleNamespace({}={})", m[1].str(), module, var(module))});
+    else if (packages.insert(package).second)
+      out.push_back({module, fmt::format("{} = _kforge_types.SimpleNamespace({}={})", package, module, var(module))});
+    else out.push_back({module, fmt::format("{}.{} = {}", package, module, var(module))});
   } else {
     *matched = false;
   }
@@ -103,10 +108,11 @@ std::string make_standalone(const std::string& source, const fs::path& helper_di
   }
   std::vector<std::string> body;
   std::vector<std::string> modules;  // in order of first use
+  std::set<std::string> packages;     // bound by `import PACKAGE.LIBRARY` so far
   std::size_t prelude_at = std::string::npos;
   for (const auto& line : lines) {
     bool matched = false;
-    auto imports = line.find("kforge_") != std::string::npos ? parse_import(line, &matched) : std::vector<Import>{};
+    auto imports = line.find("kforge_") != std::string::npos ? parse_import(line, packages, &matched) : std::vector<Import>{};
     if (!matched) {
       body.push_back(line);
       continue;

@@ -1,5 +1,8 @@
 #include "loop/standalone.h"
 
+#include <cstdlib>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "util/errors.h"
@@ -48,6 +51,36 @@ TEST(Standalone, InlinesTheLibrariesUnderTheirPackageAndTheOlderName) {
   EXPECT_EQ(out.find("_kforge_native = _kforge_module"), out.rfind("_kforge_native = _kforge_module"));
   EXPECT_EQ(out.find("\nfrom kforge_kernels import"), std::string::npos);
   EXPECT_EQ(out.find("sys.modules[__name__]"), std::string::npos);  // never the compatibility module
+}
+
+TEST(Standalone, ImportingTwoLibrariesOfOnePackageKeepsBoth) {
+  // `import kforge_worker.native` then `import kforge_worker.ocl`: Python's package holds both.
+  std::string src =
+      "import kforge_worker.native\nimport kforge_worker.ocl\nimport kforge_kernels.ocl\nimport kforge_kernels.native\n"
+      "class ModelNew:\n    pass\n";
+  std::string out = make_standalone(src, kHelpers, "");
+  EXPECT_NE(out.find("kforge_worker = _kforge_types.SimpleNamespace(native=_kforge_native)\n"
+                     "kforge_worker.ocl = _kforge_ocl\n"
+                     "kforge_kernels = _kforge_types.SimpleNamespace(ocl=_kforge_ocl)\n"
+                     "kforge_kernels.native = _kforge_native\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(Standalone, TwoLibrariesOfOnePackageAreBothThereWhenTheFileRuns) {
+  const auto python = std::filesystem::path(KFORGE_SOURCE_DIR) / ".venv" / "bin" / "python";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << "no Python environment at .venv";
+  std::string src =
+      "import kforge_worker.native\nimport kforge_worker.ocl\n"
+      "assert kforge_worker.native.__name__ == 'kforge_standalone.native', kforge_worker.native\n"
+      "assert kforge_worker.ocl.__name__ == 'kforge_standalone.ocl', kforge_worker.ocl\n"
+      "class ModelNew:\n    pass\n";
+  const auto dir = std::filesystem::path(testing::TempDir()) / "kforge_standalone_two_libraries";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "best.py";
+  std::ofstream(file) << make_standalone(src, kHelpers, "");
+  // -I: isolated from PYTHONPATH and the user's site packages, so no kforge library can be imported.
+  EXPECT_EQ(std::system(("cd '" + dir.string() + "' && '" + python.string() + "' -I best.py").c_str()), 0) << file;
 }
 
 TEST(Standalone, ProgramsWithoutHelpersOnlyGetTheAlias) {
