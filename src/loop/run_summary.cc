@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "loop/attribution.h"
+#include "loop/run_options.h"
 
 namespace kforge::loop {
 
@@ -67,6 +68,8 @@ json build_summary(const Store& store, std::int64_t run_id) {
   s["llm"] = run->llm;
   s["created_at"] = run->created_at;
   s["options"] = run->options;
+  // What the run's last session ran with (kforge, torch, Python, host, command line); null while it runs.
+  s["environment"] = run->summary.is_object() ? run->summary.value("environment", json()) : json();
 
   // Per candidate step: how its functional passes ended and what was decided about it. Its one
   // number is its speedup over eager from its own evaluation (point and interval).
@@ -200,21 +203,33 @@ std::string markdown_report(const json& s) {
   const json set = o.value("overrides", json::object());
   for (const auto& [k, v] : set.items())
     overrides += fmt::format("{}`{}={}`", overrides.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
-  const int threads = o.value("threads", 0);
+  const RunOptions run = options_from_json(o);
+  const auto limit = [](double v, const std::string& text) { return v > 0 ? text : std::string("none"); };
   out += "| | |\n|---|---|\n";
   out += fmt::format("| Problem | `{}` |\n", s.value("problem", ""));
   out += fmt::format("| Size overrides (`--set`) | {} |\n", overrides.empty() ? "none (the file's sizes)" : overrides);
-  out += fmt::format("| Target | `{}` |\n", s.value("target", ""));
-  out += fmt::format("| Model | `{}` |\n", s.value("llm", ""));
-  out += fmt::format("| Threads | {} |\n", threads > 0 ? std::to_string(threads) : "all available");
+  out += fmt::format("| Target | `{}` on {} |\n", s.value("target", ""),
+                     run.device.empty() ? "its default device" : "`" + run.device + "`");
+  if (!run.transfer_from.empty()) out += fmt::format("| Ported from (`--transfer-from`) | `{}` |\n", run.transfer_from);
+  out += fmt::format("| Model | `{}`{} |\n", s.value("llm", ""),
+                     run.temperature ? fmt::format(", temperature {}", *run.temperature) : "");
+  out += fmt::format("| Threads | {} |\n", run.threads > 0 ? std::to_string(run.threads) : "all available");
   out += fmt::format("| Seed | {} |\n", o.value("seed", json()).dump());
-  out += fmt::format("| Precision | {} |\n", o.value("precision", "strict"));
-  out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}% |\n",
-                     o.value("rounds", 0), o.value("samples", 1), o.value("max_fix", 0), o.value("patience", 0),
-                     100 * o.value("min_gain", 0.0));
-  out += fmt::format("| Timing | {} trials, {} repetitions after {} warm-up, torch.compile baseline {} |\n",
-                     o.value("eval_trials", 0), o.value("eval_reps", 0), o.value("eval_warmup", 0),
-                     o.value("compile_baseline", true) ? "on" : "off");
+  out += fmt::format("| Precision | {} |\n", run.precision);
+  out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}%, "
+                     "stop at {:.0f}% of speed of light |\n",
+                     run.rounds, run.samples, run.max_fix, run.patience, 100 * run.min_gain, 100 * run.sol_stop);
+  out += fmt::format("| Budgets | tokens {}, cost {}, time {} |\n", limit(run.max_tokens, std::to_string(run.max_tokens)),
+                     limit(run.max_cost_usd, fmt::format("${:.2f}", run.max_cost_usd)),
+                     limit(run.time_limit_s, fmt::format("{:.0f} s", run.time_limit_s)));
+  out += fmt::format("| Checks | {} trials, {} varied size(s), library calls {}, {} |\n", run.eval_trials, run.shapes,
+                     run.kernels_only ? "none (`--kernels-only`)" : "as the target allows",
+                     run.sandbox ? "sandboxed" : "not sandboxed (`--no-sandbox`)");
+  if (run.compile_only || !run.timing)
+    out += fmt::format("| Timing | none ({}) |\n", run.compile_only ? "`--compile-only`: the target's interpreter" : "`--no-timing`");
+  else
+    out += fmt::format("| Timing | {} repetitions after {} warm-up, timeout {:.0f} s, torch.compile baseline {} |\n",
+                       run.eval_reps, run.eval_warmup, run.eval_timeout_s, run.compile_baseline ? "on" : "off");
   out += fmt::format("| Status | {} |\n", s.value("status", ""));
   out += fmt::format("| Stopped because | {} |\n", it != kStopReasons.end() ? it->second : stop);
   out += fmt::format("| LLM calls | {} ({} input / {} output tokens, ${:.4f}) |\n", usage.value("calls", 0),

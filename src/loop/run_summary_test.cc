@@ -88,6 +88,33 @@ TEST_F(RunSummaryTest, ReportSettingsAreComplete) {
   EXPECT_NE(report.find("| Threads | 1 |"), std::string::npos);
   EXPECT_NE(report.find("| Seed | 7 |"), std::string::npos);
   EXPECT_NE(report.find("| Precision | strict |"), std::string::npos);
+  // Every other setting of the run, defaults included, so the report alone says how it was run.
+  EXPECT_NE(report.find("| Target | `cpu` on its default device |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Search | 2 rounds, 2 sample(s) per round, up to 1 fixes, patience 2, min gain 3%, stop at 90% "
+                        "of speed of light |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Budgets | tokens none, cost none, time none |"), std::string::npos);
+  EXPECT_NE(report.find("| Checks | 3 trials, 0 varied size(s), library calls as the target allows, sandboxed |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Timing | 20 repetitions after 2 warm-up, timeout 120 s, torch.compile baseline on |"),
+            std::string::npos);
+  EXPECT_EQ(report.find("Ported from"), std::string::npos);  // no --transfer-from
+}
+
+TEST_F(RunSummaryTest, ReportSettingsNameWhatWasChanged) {
+  Store store(dir_ / "k.db");
+  json options = {{"device", "cuda:1"}, {"transfer_from", "/k/relu_cpu.py"}, {"temperature", 0.2},
+                  {"max_tokens", 50000}, {"max_cost_usd", 1.5}, {"time_limit_s", 600}, {"shapes", 2},
+                  {"kernels_only", true}, {"sandbox", false}, {"compile_only", true}};
+  auto id = store.create_run("/p/1_relu.py", "abc", "triton", "manual:", options);
+  std::string report = markdown_report(build_summary(store, id));
+  EXPECT_NE(report.find("| Target | `triton` on `cuda:1` |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Ported from (`--transfer-from`) | `/k/relu_cpu.py` |"), std::string::npos);
+  EXPECT_NE(report.find("| Model | `manual:`, temperature 0.2 |"), std::string::npos);
+  EXPECT_NE(report.find("| Budgets | tokens 50000, cost $1.50, time 600 s |"), std::string::npos);
+  EXPECT_NE(report.find("2 varied size(s), library calls none (`--kernels-only`), not sandboxed (`--no-sandbox`) |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Timing | none (`--compile-only`: the target's interpreter) |"), std::string::npos);
 }
 
 TEST_F(RunSummaryTest, ReportShowsWhichAdvicePaidOff) {
