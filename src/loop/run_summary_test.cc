@@ -35,8 +35,12 @@ json stored_run(Store& store) {
   store.add_decision(id, 1, "r1.analyze", "analysis", "s0",
                      {{"recommendations", {"Vectorise the row loop with AVX-512", "Use two accumulators"}}});
   json kept = {{"outcome", "kept"}, {"ratio", 2.4}, {"ci_low", 2.2}, {"ci_high", 2.6}, {"measurements", 1}};
+  store.add_run_evaluation(id, "r1.s0.a0.eval",
+                           {{"status", "correct"},
+                            {"timing", {{"candidate", {{"median_ms", 0.52}, {"p25_ms", 0.5}, {"p75_ms", 0.55}, {"iqr_rel", 0.1}}}}}},
+                           "");
   store.add_decision(id, 1, "r1.s0.a0", "accepted", "s1",
-                     {{"reason", "faster than the best: 2.40x"}, {"median_ms", 0.52},
+                     {{"reason", "faster than the best: 2.40x"}, {"median_ms", 0.52}, {"eval_step", "r1.s0.a0.eval"},
                       {"vs_eager", {{"point", 1.96}, {"ci_low", 1.90}, {"ci_high", 2.01}}},
                       {"vs_compile", {{"point", 1.10}, {"ci_low", 1.05}, {"ci_high", 1.16}}}, {"beats_pytorch", true},
                       {"keep", kept}, {"idea", "Recommendation 1: AVX-512 rows"}});
@@ -115,6 +119,16 @@ TEST_F(RunSummaryTest, ReportSettingsNameWhatWasChanged) {
   EXPECT_NE(report.find("2 varied size(s), library calls none (`--kernels-only`), not sandboxed (`--no-sandbox`) |"),
             std::string::npos);
   EXPECT_NE(report.find("| Timing | none (`--compile-only`: the target's interpreter) |"), std::string::npos);
+}
+
+TEST_F(RunSummaryTest, TimesComeWithTheirSpread) {
+  Store store(dir_ / "k.db");
+  json s = stored_run(store);
+  std::string report = markdown_report(s);
+  EXPECT_NE(report.find("| 1 | r1.s0.a0 | 0.52 (0.5-0.55) | 1.96x |"), std::string::npos) << report;  // best by round
+  EXPECT_NE(report.find("| 1 | r1.s0.a0 | correct | 0.52 (0.5-0.55) | 1.96x [1.90, 2.01] |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| 0 | r0.s0.a0 | correct | 1.25 |"), std::string::npos) << report;  // no evaluation stored: median only
+  EXPECT_DOUBLE_EQ(s["best"]["timing_spread"]["p75_ms"].get<double>(), 0.55);
 }
 
 TEST_F(RunSummaryTest, ReportShowsWhichAdvicePaidOff) {
