@@ -104,6 +104,18 @@ def test_profile_puts_only_json_on_stdout(kforge):
     assert "profile failed" in proc.stderr
 
 
+def test_llm_ping_puts_only_json_on_stdout(kforge):
+    model = kforge.tmp / "model.py"
+    model.write_text("import json, sys\njson.load(sys.stdin)\n"
+                     "print(json.dumps({'text': 'pong', 'usage': {'input_tokens': 7, 'output_tokens': 1}}))\n")
+    proc = kforge.run("llm", "ping", "--llm", f"exec:{sys.executable} {model}", "--json", "-")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["reply"], doc["input_tokens"], doc["output_tokens"]) == ("pong", 7, 1)
+    assert doc["env"]["kforge_version"] and doc["env"]["command_line"][1:3] == ["llm", "ping"]
+    assert "reply:    pong" in proc.stderr
+
+
 def test_quiet_hides_logs_not_the_result(kforge):
     loud = kforge.run("eval", TINY, candidate("correct"), *CHECK_ONLY)
     assert loud.returncode == 0, loud.stdout + loud.stderr
