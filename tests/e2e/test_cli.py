@@ -161,6 +161,10 @@ def test_a_mistyped_command_gets_a_suggestion(kforge):
     assert "did you mean bench?" in proc.stderr, proc.stderr
     proc = kforge.run("frobnicate")
     assert proc.returncode == 2 and "did you mean" not in proc.stderr and "unknown command" in proc.stderr
+    proc = kforge.run("llm", "pnig")
+    assert proc.returncode == 2 and "unknown command 'pnig' (did you mean ping?)" in proc.stderr, proc.stderr
+    proc = kforge.run("eval", TINY, candidate("correct"), "--trails", "2")
+    assert proc.returncode == 2 and "unknown option '--trails' of `kforge eval` (did you mean --trials?)" in proc.stderr
 
 
 def venv_has_gpu() -> bool:
