@@ -156,8 +156,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   ctx.prior_wall_seconds = prior_wall;
   EvalOptions& e = ctx.eval_base;
   e.target = registry.get(opt.run.target);
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (opt.run.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) e.target.allowed_torch_calls.clear();
+  if (kernels_only(opt.run.kernels_only, config)) e.target.allowed_torch_calls.clear();
   apply_run_options(opt.run, e);
   apply_config(config, opt.run.python, e);
 

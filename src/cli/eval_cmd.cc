@@ -61,9 +61,7 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     if (!fs::is_regular_file(c)) throw InputError(fmt::format("candidate file not found: {}", c));
   opt.target = registry.get(a.flags.target);
   opt.device = a.flags.device.empty() ? opt.target.device : a.flags.device;
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (a.flags.kernels_only || config.table.at_path("checks.kernels_only").value_or(false))
-    opt.target.allowed_torch_calls.clear();
+  if (kernels_only(a.flags.kernels_only, config)) opt.target.allowed_torch_calls.clear();
   apply_eval_flags(a.flags, opt);
   opt.sol_slack = a.sol_slack;
   opt.speedup_warn_factor = a.speedup_warn;

@@ -121,6 +121,10 @@ void apply_config(const Config& config, const std::string& python, EvalOptions& 
   o.device_memory_gb = device_memory_gb(config);
 }
 
+bool kernels_only(bool flag, const Config& config) {
+  return flag || config.table.at_path("checks.kernels_only").value_or(false);
+}
+
 void apply_run_options(const loop::RunOptions& r, EvalOptions& o) {
   o.overrides = r.overrides;
   o.shapes = r.shapes;

@@ -54,6 +54,10 @@ void apply_eval_flags(const EvalFlags& flags, loop::RunOptions& options);
 // sandbox's tmpfs and uid, and the device memory cap.
 void apply_config(const Config& config, const std::string& python, EvalOptions& options);
 
+// Whether candidates may call no PyTorch library function (the target's allowed_torch_calls are
+// dropped): --kernels-only, or [checks] kernels_only in kforge.toml.
+bool kernels_only(bool flag, const Config& config);
+
 // The evaluation settings of a stored run or bench (everything but problem, candidate, device,
 // python and logs).
 void apply_run_options(const loop::RunOptions& run, EvalOptions& options);

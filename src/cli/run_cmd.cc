@@ -154,8 +154,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.target = registry.get(opt.target);
   EvalOptions& e = ctx.eval_base;
   e.problem = opt.problem;
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (opt.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) ctx.target.allowed_torch_calls.clear();
+  if (kernels_only(opt.kernels_only, config)) ctx.target.allowed_torch_calls.clear();
   e.target = ctx.target;
   e.device = opt.device.empty() ? ctx.target.device : opt.device;
   apply_run_options(opt, e);
