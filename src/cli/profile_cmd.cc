@@ -92,7 +92,9 @@ void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_co
   cmd->add_option("--ncu", args->ncu, "Nsight Compute executable, or `off` (default: found on PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)");
   cmd->add_option("--ncu-calls", args->ncu_calls, "Calls of each side profiled by Nsight Compute")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--ncu-timeout", args->ncu_timeout_s, "Seconds Nsight Compute may take per side")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--chart", args->chart, "Write the roofline chart (SVG) here (default: <problem>-<candidate>-<time>.svg in profiles/ of kforge's state folder, ~/.local/share/kforge)");
+  cmd->add_option("--chart", args->chart,
+                  "Write the roofline chart (SVG) here (default: <problem>-<candidate>-<time>.svg in profiles/ of "
+                  "kforge's state folder, ~/.local/share/kforge)");
   add_json_option(cmd, args->out, "the profile document");
   cmd->callback([args, &global, exit_code] { *exit_code = run_profile_command(*args, global); });
 }

@@ -1,8 +1,8 @@
 #include "cli/suggest.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace kforge {
 
@@ -16,7 +16,8 @@ int edit_distance(const std::string& a, const std::string& b) {
     for (std::size_t j = 1; j <= m; ++j) {
       const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[n][m];
 }
@@ -69,7 +70,8 @@ std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<s
         if (word.find('=') == std::string::npos && o->get_expected_min() > 0) ++i;  // its value
       } else if (name.rfind("--", 0) == 0) {
         if (auto near = nearest(name, long_options(cmd)))
-          return fmt::format("unknown option '{}' of `{}` (did you mean {}?); see `{} --help`", name, path, *near, path);
+          return fmt::format("unknown option '{}' of `{}` (did you mean {}?); see `{} --help`", name, path, *near,
+                             path);
       }
       continue;
     }

@@ -43,7 +43,8 @@ class Mistakes : public ::testing::Test {
 
 TEST_F(Mistakes, AMistypedCommandAtAnyLevel) {
   EXPECT_EQ(mistake({"evall", "p.py"}), "unknown command 'evall' (did you mean eval?); see `kforge --help`");
-  EXPECT_EQ(mistake({"--config", "x.toml", "-q", "bnech"}), "unknown command 'bnech' (did you mean bench?); see `kforge --help`");
+  EXPECT_EQ(mistake({"--config", "x.toml", "-q", "bnech"}),
+            "unknown command 'bnech' (did you mean bench?); see `kforge --help`");
   EXPECT_EQ(mistake({"llm", "pnig"}), "unknown command 'pnig' (did you mean ping?); see `kforge llm --help`");
   EXPECT_EQ(mistake({"frobnicate"}), "unknown command 'frobnicate'; see `kforge --help`");
 }

@@ -21,7 +21,8 @@ std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.g
 std::string ms_with_spread(const json& row) {
   const json spread = row.value("timing_spread", json());
   if (!row.value("median_ms", json()).is_number() || !spread.is_object()) return ms(row.value("median_ms", json()));
-  return fmt::format("{} ({}-{})", ms(row["median_ms"]), ms(spread.value("p25_ms", json())), ms(spread.value("p75_ms", json())));
+  return fmt::format("{} ({}-{})", ms(row["median_ms"]), ms(spread.value("p25_ms", json())),
+                     ms(spread.value("p75_ms", json())));
 }
 std::string times(const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
 
@@ -244,14 +245,16 @@ std::string markdown_report(const json& s) {
   out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}%, "
                      "stop at {:.0f}% of speed of light |\n",
                      run.rounds, run.samples, run.max_fix, run.patience, 100 * run.min_gain, 100 * run.sol_stop);
-  out += fmt::format("| Budgets | tokens {}, cost {}, time {} |\n", limit(run.max_tokens, std::to_string(run.max_tokens)),
+  out += fmt::format("| Budgets | tokens {}, cost {}, time {} |\n",
+                     limit(run.max_tokens, std::to_string(run.max_tokens)),
                      limit(run.max_cost_usd, fmt::format("${:.2f}", run.max_cost_usd)),
                      limit(run.time_limit_s, fmt::format("{:.0f} s", run.time_limit_s)));
   out += fmt::format("| Checks | {} trials, {} varied size(s), library calls {}, {} |\n", run.eval_trials, run.shapes,
                      run.kernels_only ? "none (`--kernels-only`)" : "as the target allows",
                      run.sandbox ? "sandboxed" : "not sandboxed (`--no-sandbox`)");
   if (run.compile_only || !run.timing)
-    out += fmt::format("| Timing | none ({}) |\n", run.compile_only ? "`--compile-only`: the target's interpreter" : "`--no-timing`");
+    out += fmt::format("| Timing | none ({}) |\n",
+                       run.compile_only ? "`--compile-only`: the target's interpreter" : "`--no-timing`");
   else
     out += fmt::format("| Timing | {} repetitions after {} warm-up, timeout {:.0f} s, torch.compile baseline {} |\n",
                        run.eval_reps, run.eval_warmup, run.eval_timeout_s, run.compile_baseline ? "on" : "off");

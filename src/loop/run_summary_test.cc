@@ -37,7 +37,9 @@ json stored_run(Store& store) {
   json kept = {{"outcome", "kept"}, {"ratio", 2.4}, {"ci_low", 2.2}, {"ci_high", 2.6}, {"measurements", 1}};
   store.add_run_evaluation(id, "r1.s0.a0.eval",
                            {{"status", "correct"},
-                            {"timing", {{"candidate", {{"median_ms", 0.52}, {"p25_ms", 0.5}, {"p75_ms", 0.55}, {"iqr_rel", 0.1}}}}}},
+                            {"timing",
+                             {{"candidate",
+                               {{"median_ms", 0.52}, {"p25_ms", 0.5}, {"p75_ms", 0.55}, {"iqr_rel", 0.1}}}}}},
                            "");
   store.add_decision(id, 1, "r1.s0.a0", "accepted", "s1",
                      {{"reason", "faster than the best: 2.40x"}, {"median_ms", 0.52}, {"eval_step", "r1.s0.a0.eval"},
@@ -94,8 +96,8 @@ TEST_F(RunSummaryTest, ReportSettingsAreComplete) {
   EXPECT_NE(report.find("| Precision | strict |"), std::string::npos);
   // Every other setting of the run, defaults included, so the report alone says how it was run.
   EXPECT_NE(report.find("| Target | `cpu` on its default device |"), std::string::npos) << report;
-  EXPECT_NE(report.find("| Search | 2 rounds, 2 sample(s) per round, up to 1 fixes, patience 2, min gain 3%, stop at 90% "
-                        "of speed of light |"),
+  EXPECT_NE(report.find("| Search | 2 rounds, 2 sample(s) per round, up to 1 fixes, patience 2, min gain 3%, "
+                        "stop at 90% of speed of light |"),
             std::string::npos);
   EXPECT_NE(report.find("| Budgets | tokens none, cost none, time none |"), std::string::npos);
   EXPECT_NE(report.find("| Checks | 3 trials, 0 varied size(s), library calls as the target allows, sandboxed |"),
@@ -126,8 +128,10 @@ TEST_F(RunSummaryTest, TimesComeWithTheirSpread) {
   json s = stored_run(store);
   std::string report = markdown_report(s);
   EXPECT_NE(report.find("| 1 | r1.s0.a0 | 0.52 (0.5-0.55) | 1.96x |"), std::string::npos) << report;  // best by round
-  EXPECT_NE(report.find("| 1 | r1.s0.a0 | correct | 0.52 (0.5-0.55) | 1.96x [1.90, 2.01] |"), std::string::npos) << report;
-  EXPECT_NE(report.find("| 0 | r0.s0.a0 | correct | 1.25 |"), std::string::npos) << report;  // no evaluation stored: median only
+  EXPECT_NE(report.find("| 1 | r1.s0.a0 | correct | 0.52 (0.5-0.55) | 1.96x [1.90, 2.01] |"), std::string::npos)
+      << report;
+  // No evaluation stored for it: the median alone.
+  EXPECT_NE(report.find("| 0 | r0.s0.a0 | correct | 1.25 |"), std::string::npos) << report;
   EXPECT_DOUBLE_EQ(s["best"]["timing_spread"]["p75_ms"].get<double>(), 0.55);
 }
 

@@ -160,8 +160,10 @@ def test_html_report_renders_every_chart_in_chromium(candidates_bench):
     assert sum(json.loads(figures["chart-sol"])) == with_sol
     assert 'data-charts-drawn="3"' in dom
     # Speedups on log axes; each legend swatch in the colour of what it names, one meaning per colour.
-    drawn = {m.group(1): {k: json.loads(html_lib.unescape(v)) for k, v in re.findall(r'data-([a-z-]+)="([^"]*)"', m.group(0))}
-             for m in re.finditer(r'<figure id="(chart-[a-z]+)"[^>]*>', dom)}
+    drawn = {}
+    for m in re.finditer(r'<figure id="(chart-[a-z]+)"[^>]*>', dom):
+        attributes = re.findall(r'data-([a-z-]+)="([^"]*)"', m.group(0))
+        drawn[m.group(1)] = {k: json.loads(html_lib.unescape(v)) for k, v in attributes}
     assert drawn["chart-speedups"]["axes"]["y"] == "logarithmic"
     assert drawn["chart-fastp"]["axes"]["x"] == "logarithmic"
     assert dict(drawn["chart-speedups"]["legend"]) == {

@@ -73,8 +73,8 @@ def test_bench_and_its_report_put_only_json_on_stdout(kforge):
     cands.mkdir()
     shutil.copy(TINY, suite / "tiny_add.py")
     shutil.copy(candidate("correct"), cands / "tiny_add.py")
-    proc = kforge.run("bench", suite, "--target", "cpu", "--candidates", cands, *CHECK_ONLY, "--out", kforge.tmp / "out",
-                      "--json", "-")
+    proc = kforge.run("bench", suite, "--target", "cpu", "--candidates", cands, *CHECK_ONLY,
+                      "--out", kforge.tmp / "out", "--json", "-")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc == json.loads((kforge.tmp / "out" / "report.json").read_text())
@@ -95,7 +95,8 @@ def test_bench_and_its_report_put_only_json_on_stdout(kforge):
 
 def test_profile_puts_only_json_on_stdout(kforge):
     broken = kforge.tmp / "broken.py"
-    broken.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__(\n")
+    broken.write_text("import torch\nclass ModelNew(torch.nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__(\n")
     proc = kforge.run("profile", TINY, broken, "--reps", "4", "--json", "-", timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
