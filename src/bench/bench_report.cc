@@ -7,7 +7,6 @@
 #include "bench/bench_options.h"
 #include "report/cells.h"
 #include "report/metrics.h"
-#include "util/provenance.h"
 
 namespace kforge::bench {
 
@@ -32,13 +31,6 @@ json llm_metrics(const json& problems) {
           {"solved", solved},
           {"tokens_per_solved", solved ? json(static_cast<double>(in + out) / solved) : json()},
           {"cost_usd_per_solved", solved ? json(cost / solved) : json()}};
-}
-
-json session_environment(const std::string& python) {
-  json env = provenance();
-  env["python"] = python;
-  env["python_version"] = python_version(python);
-  return env;
 }
 
 std::string terminal_summary(const json& doc) {
@@ -97,12 +89,17 @@ json build_bench_report(const Store& store, std::int64_t bench_id) {
     }
     problems.push_back(std::move(p));
   }
-  // The torch versions the problems were evaluated with, from their evaluations.
+  // The torch versions the problems were evaluated with, from their evaluations; without any, the
+  // version installed in the interpreter when the session ended.
   std::set<std::string> torch;
   for (const auto& p : problems)
     if (p.contains("torch") && p["torch"].is_string() && !p["torch"].get<std::string>().empty())
       torch.insert(p["torch"].get<std::string>());
-  if (env.is_object()) env["torch"] = torch;
+  if (env.is_object()) {
+    if (torch.empty() && env.value("torch", json()).is_string() && !env["torch"].get<std::string>().empty())
+      torch.insert(env["torch"].get<std::string>());
+    env["torch"] = torch;
+  }
   bench["environment"] = env;
   json metrics = report::compute_metrics(done);
   metrics["done"] = done.size();

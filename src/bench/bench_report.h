@@ -19,10 +19,6 @@ namespace kforge::bench {
 
 nlohmann::json build_bench_report(const Store& store, std::int64_t bench_id);
 
-// The environment to store with a bench session's summary: provenance() and the worker
-// interpreter's path and Python version.
-nlohmann::json session_environment(const std::string& python);
-
 // The lines `kforge bench` prints at its end: correctness, then per baseline (the faster of the
 // two first) the geometric-mean speedup with the spread of the per-problem speedups and fast_1,
 // and a warning when some timings are unstable.

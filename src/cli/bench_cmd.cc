@@ -28,7 +28,6 @@
 #include "cli/store_ids.h"
 #include "cli/store_path.h"
 #include "config/config.h"
-#include "eval/worker_launch.h"
 #include "llm/cancel.h"
 #include "store/store.h"
 #include "target/target.h"
@@ -37,6 +36,7 @@
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -156,14 +156,9 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   ctx.prior_wall_seconds = prior_wall;
   EvalOptions& e = ctx.eval_base;
   e.target = registry.get(opt.run.target);
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (opt.run.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) e.target.allowed_torch_calls.clear();
+  if (kernels_only(opt.run.kernels_only, config)) e.target.allowed_torch_calls.clear();
   apply_run_options(opt.run, e);
-  e.python = resolve_python(opt.run.python, config.get_string("worker.python").value_or(""));
-  if (!config.path.empty()) e.config_path = config.path;
-  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
-  e.sandbox_uid = sandbox_config(config).uid;
-  e.device_memory_gb = device_memory_gb(config);
+  apply_config(config, opt.run.python, e);
 
   std::unique_ptr<bench::Executor> executor;
   bench::LocalExecutor* local = nullptr;  // the executor, when it is local
@@ -209,7 +204,7 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   bench::BenchOutcome outcome = bench::run_bench(ctx);
   progress.finish();
   store.set_bench_status(id, outcome.status,
-                         {{"wall_seconds", outcome.wall_seconds}, {"environment", bench::session_environment(e.python)}});
+                         {{"wall_seconds", outcome.wall_seconds}, {"environment", environment(e.python)}});
 
   json doc = bench::build_bench_report(store, id);
   auto written = write_bench_reports(doc, opt.out_dir);
@@ -249,7 +244,7 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
                   "local Ray instance for this bench and stop it after)");
   cmd->add_option("--resume", a->resume, "Continue bench BENCH (N or bench-N) from the store, with its stored settings");
   cmd->add_option("-o,--out", a->options.out_dir, "Output directory (default ./kforge-out/bench-N)");
-  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  add_db_option(cmd, a->db);
   // Settings of each problem's `kforge run` (llm mode) and evaluations (both modes).
   cmd->add_option("--llm-base-url", o.llm_base_url, "Server for openai:/anthropic:");
   cmd->add_option("--samples", o.samples, "Independent candidates per round")->check(CLI::Range(1, 64))->capture_default_str();

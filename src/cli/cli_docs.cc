@@ -207,8 +207,11 @@ std::string man_page(const CLI::App& app, const std::string& version) {
   }
   out += ".SH EXIT STATUS\n";
   for (const auto& e : kExitCodeDocs) out += fmt::format(".TP\n.B {}\n{}\n", e.code, roff(e.meaning));
-  out += ".SH FILES\n.TP\n.I ~/.kforge/kforge.db\nThe store of evaluations, runs and benches.\n"
-         ".TP\n.I ./kforge.toml, ~/.kforge/kforge.toml\nConfiguration (see \\-\\-config).\n"
+  out += ".SH FILES\n.TP\n.I ~/.local/share/kforge/kforge.db\nThe store of evaluations, runs and benches, with the "
+         "logs beside it ($XDG_DATA_HOME/kforge; ~/.kforge instead where an earlier version made that folder).\n"
+         ".TP\n.I ./kforge.toml, ~/.config/kforge/kforge.toml, ~/.kforge/kforge.toml\nConfiguration, the first found "
+         "(see \\-\\-config; $XDG_CONFIG_HOME replaces ~/.config).\n"
+         ".TP\n.I ~/.cache/kforge\nCompiled kernels and measured machine peaks ($XDG_CACHE_HOME/kforge).\n"
          ".SH SEE ALSO\n`kforge doctor' checks that this machine is ready.\n";
   return out;
 }

@@ -10,6 +10,7 @@
 #include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/worker_launch.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -27,7 +28,11 @@ int run_doctor_command(const DoctorArgs& a, const GlobalOptions& global) {
   in.python = resolve_python(a.python, config.get_string("worker.python").value_or(""));
   in.store = store_path(a.db, config).string();
   DoctorReport report = run_doctor(in);
-  a.out.write_json(report.to_json());
+  if (!a.out.json_path.empty()) {
+    nlohmann::json doc = report.to_json();
+    doc["env"] = environment(in.python);
+    a.out.write_json(doc);
+  }
   fmt::print(a.out.text(), "{}", report.text());
   return report.ready() ? kExitOk : kExitEnvironment;
 }
@@ -38,7 +43,7 @@ void register_doctor_command(CLI::App& app, GlobalOptions& global, int* exit_cod
   auto a = std::make_shared<DoctorArgs>();
   CLI::App* cmd = app.add_subcommand("doctor", "Check that this machine can run kforge and each target, with a fix for each problem");
   cmd->add_option("--python", a->python, "Python interpreter whose torch the worker uses");
-  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  add_db_option(cmd, a->db);
   add_json_option(cmd, a->out, "the checks");
   cmd->callback([a, &global, exit_code] { *exit_code = run_doctor_command(*a, global); });
 }

@@ -15,7 +15,6 @@
 #include "cli/store_path.h"
 #include "config/config.h"
 #include "eval/evaluator.h"
-#include "eval/worker_launch.h"
 #include "eval/worker_pool.h"
 #include "store/store.h"
 #include "target/target.h"
@@ -62,17 +61,11 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     if (!fs::is_regular_file(c)) throw InputError(fmt::format("candidate file not found: {}", c));
   opt.target = registry.get(a.flags.target);
   opt.device = a.flags.device.empty() ? opt.target.device : a.flags.device;
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (a.flags.kernels_only || config.table.at_path("checks.kernels_only").value_or(false))
-    opt.target.allowed_torch_calls.clear();
+  if (kernels_only(a.flags.kernels_only, config)) opt.target.allowed_torch_calls.clear();
   apply_eval_flags(a.flags, opt);
   opt.sol_slack = a.sol_slack;
   opt.speedup_warn_factor = a.speedup_warn;
-  opt.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
-  if (!config.path.empty()) opt.config_path = config.path;
-  opt.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
-  opt.sandbox_uid = sandbox_config(config).uid;
-  opt.device_memory_gb = device_memory_gb(config);
+  apply_config(config, a.flags.python, opt);
   const std::string log_base = fmt::format("eval-{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   fs::path db = store_path(a.db, config);
   Store store(db);
@@ -124,7 +117,7 @@ void register_eval_command(CLI::App& app, GlobalOptions& global, int* exit_code)
   cmd->add_option("--sol-slack", args->sol_slack, "A time faster than speed of light by this factor is re-measured and, if it holds, rejected as suspicious")->check(CLI::Range(1.0, 1000.0))->capture_default_str();
   cmd->add_option("--speedup-warn", args->speedup_warn, "Speedups over eager beyond this factor are re-measured on fresh inputs and kept with a warning")->check(CLI::PositiveNumber)->capture_default_str();
   add_json_option(cmd, args->out, "the EvalResult (several candidates: {\"evaluations\": [...]})");
-  cmd->add_option("--db", args->db, "SQLite store (default ~/.kforge/kforge.db)");
+  add_db_option(cmd, args->db);
   cmd->callback([args, &global, exit_code] { *exit_code = run_eval(*args, global); });
 }
 

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "eval/overrides.h"
+#include "eval/worker_launch.h"
 
 namespace kforge {
 
@@ -110,6 +111,18 @@ void apply_eval_flags(const EvalFlags& f, loop::RunOptions& o) {
   o.kernels_only = f.kernels_only;
   std::random_device rd;
   o.seed = f.seed ? *f.seed : (static_cast<std::uint64_t>(rd()) << 16 ^ rd()) % 2147483647u;
+}
+
+void apply_config(const Config& config, const std::string& python, EvalOptions& o) {
+  o.python = resolve_python(python, config.get_string("worker.python").value_or(""));
+  if (!config.path.empty()) o.config_path = config.path;
+  o.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  o.sandbox_uid = sandbox_config(config).uid;
+  o.device_memory_gb = device_memory_gb(config);
+}
+
+bool kernels_only(bool flag, const Config& config) {
+  return flag || config.table.at_path("checks.kernels_only").value_or(false);
 }
 
 void apply_run_options(const loop::RunOptions& r, EvalOptions& o) {

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/config.h"
 #include "eval/eval_options.h"
 #include "loop/run_options.h"
 
@@ -47,6 +48,15 @@ void apply_eval_flags(const EvalFlags& flags, EvalOptions& options);
 // run, bench: into the options stored with the run or bench; a missing seed is drawn here, so
 // every evaluation of the run or bench uses the same inputs.
 void apply_eval_flags(const EvalFlags& flags, loop::RunOptions& options);
+
+// What kforge.toml decides for an evaluation: the worker's interpreter (`python`, from --python or
+// the stored run, wins over worker.python), the file the worker reads again, the candidate
+// sandbox's tmpfs and uid, and the device memory cap.
+void apply_config(const Config& config, const std::string& python, EvalOptions& options);
+
+// Whether candidates may call no PyTorch library function (the target's allowed_torch_calls are
+// dropped): --kernels-only, or [checks] kernels_only in kforge.toml.
+bool kernels_only(bool flag, const Config& config);
 
 // The evaluation settings of a stored run or bench (everything but problem, candidate, device,
 // python and logs).

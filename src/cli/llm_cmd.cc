@@ -10,12 +10,14 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/result_output.h"
 #include "config/config.h"
 #include "llm/cancel.h"
 #include "llm/errors.h"
 #include "llm/provider_factory.h"
 #include "llm/secrets.h"
 #include "llm/usage.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -28,6 +30,7 @@ struct PingArgs {
   bool replay_by_position = false;
   std::string prompt = "Reply with the single word: pong";
   int max_tokens = 256;
+  ResultOutput out;
 };
 
 int run_ping(const PingArgs& args, const GlobalOptions& global) {
@@ -51,16 +54,27 @@ int run_ping(const PingArgs& args, const GlobalOptions& global) {
     llm::Response r = provider->complete(request);
     std::string text = llm::redact_secrets(r.text);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
-    fmt::print("reply:    {}\n", text);
-    fmt::print("provider: {} (model {})\n", r.provider, r.model);
-    fmt::print("tokens:   {} input, {} output\n", r.usage.input_tokens, r.usage.output_tokens);
-    fmt::print("latency:  {:.3f} s ({} attempt{})\n", r.latency.count() / 1000.0, r.attempts,
-               r.attempts == 1 ? "" : "s");
-    fmt::print("finish:   {} ({})\n", llm::finish_reason_name(r.finish_reason), r.raw_finish_reason);
+    const double latency_s = r.latency.count() / 1000.0;
+    std::FILE* out = args.out.text();
+    fmt::print(out, "reply:    {}\n", text);
+    fmt::print(out, "provider: {} (model {})\n", r.provider, r.model);
+    fmt::print(out, "tokens:   {} input, {} output\n", r.usage.input_tokens, r.usage.output_tokens);
+    fmt::print(out, "latency:  {:.3f} s ({} attempt{})\n", latency_s, r.attempts, r.attempts == 1 ? "" : "s");
+    fmt::print(out, "finish:   {} ({})\n", llm::finish_reason_name(r.finish_reason), r.raw_finish_reason);
     if (r.cost_usd)
-      fmt::print("cost:     ${:.6f} USD\n", *r.cost_usd);
+      fmt::print(out, "cost:     ${:.6f} USD\n", *r.cost_usd);
     else
-      fmt::print("cost:     unknown (no [llm.prices.\"{}\"] entry in kforge.toml)\n", r.provider);
+      fmt::print(out, "cost:     unknown (no [llm.prices.\"{}\"] entry in kforge.toml)\n", r.provider);
+    args.out.write_json({{"reply", text},
+                         {"provider", r.provider},
+                         {"model", r.model},
+                         {"input_tokens", r.usage.input_tokens},
+                         {"output_tokens", r.usage.output_tokens},
+                         {"latency_s", latency_s},
+                         {"attempts", r.attempts},
+                         {"finish_reason", llm::finish_reason_name(r.finish_reason)},
+                         {"cost_usd", r.cost_usd ? nlohmann::json(*r.cost_usd) : nlohmann::json()},
+                         {"env", provenance()}});
     return kExitOk;
   } catch (const llm::LlmError& e) {
     if (e.kind() == llm::ErrorKind::kCancelled) {
@@ -91,6 +105,7 @@ void register_llm_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   ping->add_option("--max-tokens", args->max_tokens, "Reply length limit in tokens")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_json_option(ping, args->out, "the reply, its provider, tokens, latency and cost");
   ping->callback([args, &global, exit_code] { *exit_code = run_ping(*args, global); });
 }
 

@@ -1,7 +1,6 @@
 // kforge: thin driver that wires the subcommands together.
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 
 #include <CLI/CLI.hpp>
@@ -15,22 +14,6 @@
 #include "util/provenance.h"
 #include "util/subprocess.h"
 
-namespace {
-
-// The first word that is neither an option nor the value of --config: what should be a subcommand.
-const char* first_word(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--config") == 0) {
-      ++i;
-      continue;
-    }
-    if (argv[i][0] != '-') return argv[i];
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace kforge;
   CLI::App app{"kforge: turns a PyTorch reference model into fast, verified kernels"};
@@ -39,14 +22,8 @@ int main(int argc, char** argv) {
   build_cli(app, global, &exit_code);
   set_command_line(argc, argv);  // recorded in every JSON output
 
-  const char* word = first_word(argc, argv);
-  if (word && app.get_subcommands([word](const CLI::App* s) { return s->get_name() == word; }).empty()) {
-    std::vector<std::string> names;
-    for (const CLI::App* s : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
-      names.push_back(s->get_name());
-    auto near = nearest(word, names);
-    fmt::print(stderr, "kforge: unknown command '{}'{}; see `kforge --help`\n", word,
-               near ? fmt::format(" (did you mean {}?)", *near) : "");
+  if (auto mistake = find_mistake(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    fmt::print(stderr, "kforge: {}\n", *mistake);
     return kExitUsage;
   }
 

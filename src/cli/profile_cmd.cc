@@ -12,7 +12,6 @@
 #include "cli/result_output.h"
 #include "config/config.h"
 #include "eval/eval_result.h"
-#include "eval/worker_launch.h"
 #include "profile/profiler.h"
 #include "target/target.h"
 #include "util/errors.h"
@@ -50,11 +49,7 @@ int run_profile_command(const ProfileArgs& a, const GlobalOptions& global) {
   e.target = registry.get(a.flags.target);
   e.device = a.flags.device.empty() ? e.target.device : a.flags.device;
   apply_eval_flags(a.flags, e);
-  e.python = resolve_python(a.flags.python, config.get_string("worker.python").value_or(""));
-  if (!config.path.empty()) e.config_path = config.path;
-  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
-  e.sandbox_uid = sandbox_config(config).uid;
-  e.device_memory_gb = device_memory_gb(config);
+  apply_config(config, a.flags.python, e);
   const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}-{}", fmt::localtime(std::time(nullptr)), getpid());
   e.log_dir = state_dir() / "logs" / ("profile-" + stamp);
   opt.reps = a.flags.reps;
@@ -97,7 +92,9 @@ void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_co
   cmd->add_option("--ncu", args->ncu, "Nsight Compute executable, or `off` (default: found on PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)");
   cmd->add_option("--ncu-calls", args->ncu_calls, "Calls of each side profiled by Nsight Compute")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--ncu-timeout", args->ncu_timeout_s, "Seconds Nsight Compute may take per side")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--chart", args->chart, "Write the roofline chart (SVG) here (default: ~/.kforge/profiles/<problem>-<candidate>-<time>.svg)");
+  cmd->add_option("--chart", args->chart,
+                  "Write the roofline chart (SVG) here (default: <problem>-<candidate>-<time>.svg in profiles/ of "
+                  "kforge's state folder, ~/.local/share/kforge)");
   add_json_option(cmd, args->out, "the profile document");
   cmd->callback([args, &global, exit_code] { *exit_code = run_profile_command(*args, global); });
 }

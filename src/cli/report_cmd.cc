@@ -102,7 +102,7 @@ void register_report_command(CLI::App& app, GlobalOptions& global, int* exit_cod
       ->expected(0, 1)
       ->type_name("FILE");
   cmd->add_option("-o,--out", a->out, "Write the report to FILE instead of standard output");
-  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  add_db_option(cmd, a->db);
   cmd->callback([a, json, &global, exit_code] {
     a->json_given = json->count() > 0;
     *exit_code = run_report(*a, global);

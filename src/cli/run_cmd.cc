@@ -22,7 +22,6 @@
 #include "cli/store_ids.h"
 #include "cli/store_path.h"
 #include "config/config.h"
-#include "eval/worker_launch.h"
 #include "llm/cancel.h"
 #include "llm/provider_factory.h"
 #include "llm/usage.h"
@@ -34,6 +33,7 @@
 #include "util/errors.h"
 #include "util/hash.h"
 #include "util/paths.h"
+#include "util/provenance.h"
 #include "util/files.h"
 #include "eval/eval_result.h"
 
@@ -154,16 +154,11 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   ctx.target = registry.get(opt.target);
   EvalOptions& e = ctx.eval_base;
   e.problem = opt.problem;
-  // --kernels-only or [checks] kernels_only: no PyTorch call may stand in for the reference's computation.
-  if (opt.kernels_only || config.table.at_path("checks.kernels_only").value_or(false)) ctx.target.allowed_torch_calls.clear();
+  if (kernels_only(opt.kernels_only, config)) ctx.target.allowed_torch_calls.clear();
   e.target = ctx.target;
   e.device = opt.device.empty() ? ctx.target.device : opt.device;
   apply_run_options(opt, e);
-  e.python = resolve_python(opt.python, config.get_string("worker.python").value_or(""));
-  if (!config.path.empty()) e.config_path = config.path;
-  e.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
-  e.sandbox_uid = sandbox_config(config).uid;
-  e.device_memory_gb = device_memory_gb(config);
+  apply_config(config, opt.python, e);
   // Beside the store the run id comes from: two stores (--db) both have a run 1, and their runs must
   // not write candidates into one folder.
   ctx.work_dir = db.parent_path() / "runs" / std::to_string(run_id);
@@ -184,7 +179,7 @@ int run_run(RunArgs& a, const GlobalOptions& global) {
   progress.finish();
 
   json status_summary = {{"stop_reason", outcome.stop_reason}, {"message", outcome.message},
-                         {"options", loop::to_json(opt)}};
+                         {"options", loop::to_json(opt)}, {"environment", environment(e.python)}};
   store.set_run_status(run_id, outcome.status, status_summary);
   json summary = write_outputs(store, run_id, opt, outcome.best);
 
@@ -232,7 +227,7 @@ void register_run_command(CLI::App& app, GlobalOptions& global, int* exit_code) 
   cmd->add_flag("--no-profile", a->no_profile, "Do not profile the best candidate for the performance analysis");
   cmd->add_option("--prompts", o.prompts_dir, "Directory of prompt templates (default: the bundled prompts/)");
   cmd->add_option("-o,--out", o.out_dir, "Output directory (default ./kforge-out/run-N)");
-  cmd->add_option("--db", a->db, "SQLite store (default ~/.kforge/kforge.db)");
+  add_db_option(cmd, a->db);
   add_json_option(cmd, a->out, "the run's summary (as summary.json)");
   cmd->add_flag("--relay-evaluations", a->relay_evaluations, "Send evaluations to the bench that started this run")
       ->group("");  // internal: `kforge bench` with an executor that relays runs (docs/bench.md#executors)

@@ -12,6 +12,7 @@
 #include "target/readiness.h"
 #include "target/target.h"
 #include "util/paths.h"
+#include "util/provenance.h"
 
 namespace kforge {
 
@@ -24,7 +25,8 @@ void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_co
   cmd->callback([&global, exit_code, out, python] {
     auto registry = TargetRegistry::load(data_dir() / "targets");
     Config config = load_config(global.config_path);
-    auto probe = this_machine(resolve_python(*python, config.get_string("worker.python").value_or("")), registry.all());
+    const std::string interpreter = resolve_python(*python, config.get_string("worker.python").value_or(""));
+    auto probe = this_machine(interpreter, registry.all());
     nlohmann::json list = nlohmann::json::array();
     std::string text = fmt::format("{:<8} {:<6} {:<7} {:<15} {}\n", "TARGET", "DEVICE", "LANG", "HERE", "DESCRIPTION");
     for (const auto& t : registry.all()) {
@@ -35,7 +37,7 @@ void register_targets_command(CLI::App& app, GlobalOptions& global, int* exit_co
       list.push_back({{"name", t.name}, {"device", t.device}, {"language", t.language}, {"description", t.description},
                       {"dir", t.dir.string()}, {"readiness", readiness_label(r.state)}, {"reason", r.reason}});
     }
-    out->write_json({{"targets", list}});
+    if (!out->json_path.empty()) out->write_json({{"targets", list}, {"env", environment(interpreter)}});
     fmt::print(out->text(), "{}", text);
     *exit_code = kExitOk;
   });

@@ -22,9 +22,10 @@ int EvalResult::exit_code() const {
 
 void add_provenance(nlohmann::json& doc) {
   nlohmann::json& env = doc["env"];
-  env.update(provenance());
-  if (env.contains("python") && env["python"].is_string())
-    env["python_version"] = python_version(env["python"].get<std::string>());
+  const nlohmann::json python = env.value("python", nlohmann::json());
+  const nlohmann::json found = environment(python.is_string() ? python.get<std::string>() : "");
+  for (const auto& [key, value] : found.items())
+    if (!env.contains(key) || (key == "torch" && env[key] == "")) env[key] = value;
 }
 
 std::optional<double> max_iqr_rel(const nlohmann::json& doc) {

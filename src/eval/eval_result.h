@@ -37,8 +37,10 @@ struct EvalResult {
   int exit_code() const;
 };
 
-// Adds provenance() (kforge version, command line, host CPU and GPUs) and the interpreter's Python
-// version to doc["env"], next to what the evaluation recorded there (interpreter, torch, threads).
+// Adds environment(doc["env"]["python"]) (kforge version, command line, host CPU and GPUs, the
+// interpreter's Python and torch versions) to doc["env"], next to what the evaluation recorded there
+// (interpreter, threads, and torch as the worker imported it, which wins: a failed evaluation that
+// never got that far still says which torch is installed).
 void add_provenance(nlohmann::json& doc);
 
 // The largest interquartile range relative to its median among the timed functions of an

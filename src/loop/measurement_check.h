@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kforge::loop {
+#include "eval/timing_stats.h"  // kUnstableIqrRel
 
-inline constexpr double kUnstableIqrRel = 0.15;
+namespace kforge::loop {
 
 struct MeasurementFlags {
   std::vector<std::string> flags;    // "over_bound", "unstable"

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_result.h"
 #include "loop/attribution.h"
+#include "loop/run_options.h"
 
 namespace kforge::loop {
 
@@ -15,6 +17,13 @@ using json = nlohmann::json;
 namespace {
 
 std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.get<double>()) : "-"; }
+// "0.52 (0.5-0.55)": a candidate's median and its 25th-75th percentiles, in milliseconds.
+std::string ms_with_spread(const json& row) {
+  const json spread = row.value("timing_spread", json());
+  if (!row.value("median_ms", json()).is_number() || !spread.is_object()) return ms(row.value("median_ms", json()));
+  return fmt::format("{} ({}-{})", ms(row["median_ms"]), ms(spread.value("p25_ms", json())),
+                     ms(spread.value("p75_ms", json())));
+}
 std::string times(const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
 
 // "1.52x [1.40, 1.61]" for a {point, ci_low, ci_high} object; "-" otherwise.
@@ -67,6 +76,18 @@ json build_summary(const Store& store, std::int64_t run_id) {
   s["llm"] = run->llm;
   s["created_at"] = run->created_at;
   s["options"] = run->options;
+  // What the run's last session ran with (kforge, torch, Python, host, command line); null while it runs.
+  s["environment"] = run->summary.is_object() ? run->summary.value("environment", json()) : json();
+
+  // The candidate's timing spread of each evaluation, by step, for the report's time columns.
+  const auto evaluations = store.run_evaluations(run_id);
+  std::map<std::string, json> spread_of;
+  for (const auto& [step, e] : evaluations)
+    if (auto t = timing_spread(e.result); t.contains("candidate")) spread_of[step] = t["candidate"];
+  const auto spread = [&spread_of](const json& detail) {
+    auto it = spread_of.find(detail.value("eval_step", ""));
+    return it == spread_of.end() ? json() : it->second;
+  };
 
   // Per candidate step: how its functional passes ended and what was decided about it. Its one
   // number is its speedup over eager from its own evaluation (point and interval).
@@ -104,7 +125,10 @@ json build_summary(const Store& store, std::int64_t run_id) {
     if (is_judgement(d.kind)) {
       row["decision"] = d.kind;
       row["reason"] = d.detail.value("reason", "");
-      if (d.detail.contains("median_ms")) row["median_ms"] = d.detail["median_ms"];
+      if (d.detail.contains("median_ms")) {
+        row["median_ms"] = d.detail["median_ms"];
+        row["timing_spread"] = spread(d.detail);
+      }
       if (d.detail.contains("vs_eager")) row["vs_eager"] = d.detail["vs_eager"];
       const json keep = d.detail.value("keep", json());
       if (keep.is_object() && keep.value("outcome", "") != "failed")
@@ -115,6 +139,7 @@ json build_summary(const Store& store, std::int64_t run_id) {
         best["step"] = d.step;
         best["round"] = d.round;
         best["candidate_sha256"] = d.candidate_sha256;
+        best["timing_spread"] = spread(d.detail);
         best_at_round[d.round] = best;
       }
     } else {
@@ -122,7 +147,10 @@ json build_summary(const Store& store, std::int64_t run_id) {
       // A correct candidate's figures are in their own columns; its outcome says only that.
       row["summary"] = d.kind == "correct" ? "correct" : d.detail.value("summary", "");
       row["outcome"] = d.kind;
-      if (d.detail.contains("median_ms")) row["median_ms"] = d.detail["median_ms"];
+      if (d.detail.contains("median_ms")) {
+        row["median_ms"] = d.detail["median_ms"];
+        row["timing_spread"] = spread(d.detail);
+      }
       if (d.detail.contains("vs_eager")) row["vs_eager"] = d.detail["vs_eager"];
     }
   }
@@ -139,7 +167,8 @@ json build_summary(const Store& store, std::int64_t run_id) {
     best_by_round.push_back({{"round", r},
                              {"step", current.is_null() ? json() : current["step"]},
                              {"speedup_vs_eager", eager.is_object() ? eager["point"] : json()},
-                             {"median_ms", current.is_null() ? json() : current["median_ms"]}});
+                             {"median_ms", current.is_null() ? json() : current["median_ms"]},
+                             {"timing_spread", current.is_null() ? json() : current.value("timing_spread", json())}});
   }
   s["candidates"] = candidates;
   s["best"] = best;
@@ -157,7 +186,7 @@ json build_summary(const Store& store, std::int64_t run_id) {
     usage["cost_usd"] = usage["cost_usd"].get<double>() + c.response.value("cost_usd", 0.0);
   }
   s["usage"] = usage;
-  s["evaluations"] = store.run_evaluations(run_id).size();
+  s["evaluations"] = evaluations.size();
   s["verdict"] = verdict_text(s);
   return s;
 }
@@ -200,21 +229,35 @@ std::string markdown_report(const json& s) {
   const json set = o.value("overrides", json::object());
   for (const auto& [k, v] : set.items())
     overrides += fmt::format("{}`{}={}`", overrides.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
-  const int threads = o.value("threads", 0);
+  const RunOptions run = options_from_json(o);
+  const auto limit = [](double v, const std::string& text) { return v > 0 ? text : std::string("none"); };
   out += "| | |\n|---|---|\n";
   out += fmt::format("| Problem | `{}` |\n", s.value("problem", ""));
   out += fmt::format("| Size overrides (`--set`) | {} |\n", overrides.empty() ? "none (the file's sizes)" : overrides);
-  out += fmt::format("| Target | `{}` |\n", s.value("target", ""));
-  out += fmt::format("| Model | `{}` |\n", s.value("llm", ""));
-  out += fmt::format("| Threads | {} |\n", threads > 0 ? std::to_string(threads) : "all available");
+  out += fmt::format("| Target | `{}` on {} |\n", s.value("target", ""),
+                     run.device.empty() ? "its default device" : "`" + run.device + "`");
+  if (!run.transfer_from.empty()) out += fmt::format("| Ported from (`--transfer-from`) | `{}` |\n", run.transfer_from);
+  out += fmt::format("| Model | `{}`{} |\n", s.value("llm", ""),
+                     run.temperature ? fmt::format(", temperature {}", *run.temperature) : "");
+  out += fmt::format("| Threads | {} |\n", run.threads > 0 ? std::to_string(run.threads) : "all available");
   out += fmt::format("| Seed | {} |\n", o.value("seed", json()).dump());
-  out += fmt::format("| Precision | {} |\n", o.value("precision", "strict"));
-  out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}% |\n",
-                     o.value("rounds", 0), o.value("samples", 1), o.value("max_fix", 0), o.value("patience", 0),
-                     100 * o.value("min_gain", 0.0));
-  out += fmt::format("| Timing | {} trials, {} repetitions after {} warm-up, torch.compile baseline {} |\n",
-                     o.value("eval_trials", 0), o.value("eval_reps", 0), o.value("eval_warmup", 0),
-                     o.value("compile_baseline", true) ? "on" : "off");
+  out += fmt::format("| Precision | {} |\n", run.precision);
+  out += fmt::format("| Search | {} rounds, {} sample(s) per round, up to {} fixes, patience {}, min gain {:.0f}%, "
+                     "stop at {:.0f}% of speed of light |\n",
+                     run.rounds, run.samples, run.max_fix, run.patience, 100 * run.min_gain, 100 * run.sol_stop);
+  out += fmt::format("| Budgets | tokens {}, cost {}, time {} |\n",
+                     limit(run.max_tokens, std::to_string(run.max_tokens)),
+                     limit(run.max_cost_usd, fmt::format("${:.2f}", run.max_cost_usd)),
+                     limit(run.time_limit_s, fmt::format("{:.0f} s", run.time_limit_s)));
+  out += fmt::format("| Checks | {} trials, {} varied size(s), library calls {}, {} |\n", run.eval_trials, run.shapes,
+                     run.kernels_only ? "none (`--kernels-only`)" : "as the target allows",
+                     run.sandbox ? "sandboxed" : "not sandboxed (`--no-sandbox`)");
+  if (run.compile_only || !run.timing)
+    out += fmt::format("| Timing | none ({}) |\n",
+                       run.compile_only ? "`--compile-only`: the target's interpreter" : "`--no-timing`");
+  else
+    out += fmt::format("| Timing | {} repetitions after {} warm-up, timeout {:.0f} s, torch.compile baseline {} |\n",
+                       run.eval_reps, run.eval_warmup, run.eval_timeout_s, run.compile_baseline ? "on" : "off");
   out += fmt::format("| Status | {} |\n", s.value("status", ""));
   out += fmt::format("| Stopped because | {} |\n", it != kStopReasons.end() ? it->second : stop);
   out += fmt::format("| LLM calls | {} ({} input / {} output tokens, ${:.4f}) |\n", usage.value("calls", 0),
@@ -222,6 +265,7 @@ std::string markdown_report(const json& s) {
   out += fmt::format("| Evaluations | {} |\n\n", s.value("evaluations", 0));
 
   out += "## Speedup over iterations\n\n";
+  out += "Times in milliseconds: the median (25th-75th percentile) of the candidate's own evaluation.\n\n";
   out += "| Round | Best so far | Time (ms) | Speedup vs eager | |\n|---|---|---|---|---|\n";
   double top = 0;
   for (const auto& r : s.value("best_by_round", json::array()))
@@ -232,7 +276,7 @@ std::string markdown_report(const json& s) {
     if (sp.is_number() && top > 0)
       for (int i = 0; i < static_cast<int>(30 * sp.get<double>() / top + 0.5); ++i) bar += "█";
     out += fmt::format("| {} | {} | {} | {} | {} |\n", r.value("round", 0),
-                       r.value("step", json()).is_string() ? r["step"].get<std::string>() : "none", ms(r.value("median_ms", json())),
+                       r.value("step", json()).is_string() ? r["step"].get<std::string>() : "none", ms_with_spread(r),
                        times(sp), bar);
   }
   out += "\n## Candidates\n\nvs eager: the candidate's own evaluation; vs best: timed against the best of its time in "
@@ -245,7 +289,7 @@ std::string markdown_report(const json& s) {
     std::string decision = c.value("decision", "");
     if (!decision.empty()) decision += ": " + c.value("reason", "");
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.value("round", 0), c.value("step", ""), cell(outcome),
-                       ms(c.value("median_ms", json())), ratio(c.value("vs_eager", json())),
+                       ms_with_spread(c), ratio(c.value("vs_eager", json())),
                        ratio(c.value("vs_best", json())), cell(decision, 160));
   }
   const json advice = s.value("advice", json::array());

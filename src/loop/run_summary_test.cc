@@ -35,8 +35,14 @@ json stored_run(Store& store) {
   store.add_decision(id, 1, "r1.analyze", "analysis", "s0",
                      {{"recommendations", {"Vectorise the row loop with AVX-512", "Use two accumulators"}}});
   json kept = {{"outcome", "kept"}, {"ratio", 2.4}, {"ci_low", 2.2}, {"ci_high", 2.6}, {"measurements", 1}};
+  store.add_run_evaluation(id, "r1.s0.a0.eval",
+                           {{"status", "correct"},
+                            {"timing",
+                             {{"candidate",
+                               {{"median_ms", 0.52}, {"p25_ms", 0.5}, {"p75_ms", 0.55}, {"iqr_rel", 0.1}}}}}},
+                           "");
   store.add_decision(id, 1, "r1.s0.a0", "accepted", "s1",
-                     {{"reason", "faster than the best: 2.40x"}, {"median_ms", 0.52},
+                     {{"reason", "faster than the best: 2.40x"}, {"median_ms", 0.52}, {"eval_step", "r1.s0.a0.eval"},
                       {"vs_eager", {{"point", 1.96}, {"ci_low", 1.90}, {"ci_high", 2.01}}},
                       {"vs_compile", {{"point", 1.10}, {"ci_low", 1.05}, {"ci_high", 1.16}}}, {"beats_pytorch", true},
                       {"keep", kept}, {"idea", "Recommendation 1: AVX-512 rows"}});
@@ -88,6 +94,45 @@ TEST_F(RunSummaryTest, ReportSettingsAreComplete) {
   EXPECT_NE(report.find("| Threads | 1 |"), std::string::npos);
   EXPECT_NE(report.find("| Seed | 7 |"), std::string::npos);
   EXPECT_NE(report.find("| Precision | strict |"), std::string::npos);
+  // Every other setting of the run, defaults included, so the report alone says how it was run.
+  EXPECT_NE(report.find("| Target | `cpu` on its default device |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Search | 2 rounds, 2 sample(s) per round, up to 1 fixes, patience 2, min gain 3%, "
+                        "stop at 90% of speed of light |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Budgets | tokens none, cost none, time none |"), std::string::npos);
+  EXPECT_NE(report.find("| Checks | 3 trials, 0 varied size(s), library calls as the target allows, sandboxed |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Timing | 20 repetitions after 2 warm-up, timeout 120 s, torch.compile baseline on |"),
+            std::string::npos);
+  EXPECT_EQ(report.find("Ported from"), std::string::npos);  // no --transfer-from
+}
+
+TEST_F(RunSummaryTest, ReportSettingsNameWhatWasChanged) {
+  Store store(dir_ / "k.db");
+  json options = {{"device", "cuda:1"}, {"transfer_from", "/k/relu_cpu.py"}, {"temperature", 0.2},
+                  {"max_tokens", 50000}, {"max_cost_usd", 1.5}, {"time_limit_s", 600}, {"shapes", 2},
+                  {"kernels_only", true}, {"sandbox", false}, {"compile_only", true}};
+  auto id = store.create_run("/p/1_relu.py", "abc", "triton", "manual:", options);
+  std::string report = markdown_report(build_summary(store, id));
+  EXPECT_NE(report.find("| Target | `triton` on `cuda:1` |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Ported from (`--transfer-from`) | `/k/relu_cpu.py` |"), std::string::npos);
+  EXPECT_NE(report.find("| Model | `manual:`, temperature 0.2 |"), std::string::npos);
+  EXPECT_NE(report.find("| Budgets | tokens 50000, cost $1.50, time 600 s |"), std::string::npos);
+  EXPECT_NE(report.find("2 varied size(s), library calls none (`--kernels-only`), not sandboxed (`--no-sandbox`) |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| Timing | none (`--compile-only`: the target's interpreter) |"), std::string::npos);
+}
+
+TEST_F(RunSummaryTest, TimesComeWithTheirSpread) {
+  Store store(dir_ / "k.db");
+  json s = stored_run(store);
+  std::string report = markdown_report(s);
+  EXPECT_NE(report.find("| 1 | r1.s0.a0 | 0.52 (0.5-0.55) | 1.96x |"), std::string::npos) << report;  // best by round
+  EXPECT_NE(report.find("| 1 | r1.s0.a0 | correct | 0.52 (0.5-0.55) | 1.96x [1.90, 2.01] |"), std::string::npos)
+      << report;
+  // No evaluation stored for it: the median alone.
+  EXPECT_NE(report.find("| 0 | r0.s0.a0 | correct | 1.25 |"), std::string::npos) << report;
+  EXPECT_DOUBLE_EQ(s["best"]["timing_spread"]["p75_ms"].get<double>(), 0.55);
 }
 
 TEST_F(RunSummaryTest, ReportShowsWhichAdvicePaidOff) {

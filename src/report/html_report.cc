@@ -111,7 +111,11 @@ const char* const kChartScript = R"js(
     const value = v => (v !== null && typeof v === 'object') ? v.y : v;
     const counts = chart.data.datasets.map((ds, i) => chart.getDatasetMeta(i).data.filter((el, j) =>
       !el.skip && Number.isFinite(el.x) && Number.isFinite(el.y) && value(ds.data[j]) != null).length);
-    document.getElementById(id).dataset.pointsPerSeries = JSON.stringify(counts);
+    const figure = document.getElementById(id);
+    figure.dataset.pointsPerSeries = JSON.stringify(counts);
+    // The axes' kinds and the legend's colours as drawn, for the report's own test to check.
+    figure.dataset.axes = JSON.stringify(Object.fromEntries(Object.values(chart.scales).map(s => [s.id, s.type])));
+    figure.dataset.legend = JSON.stringify(chart.legend.legendItems.map(item => [item.text, item.fillStyle]));
   }
   function make(id, config) {
     const figure = document.getElementById(id);

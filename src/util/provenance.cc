@@ -72,10 +72,22 @@ json provenance() {
             {"gpus", gpus()}}}};
 }
 
-std::string python_version(const std::string& python) {
-  auto r = run_command({python, "-I", "-c", "import platform; print(platform.python_version())"},
-                       std::chrono::seconds(30));
-  return r.exit_code == 0 ? trim(r.output) : "";
+json environment(const std::string& python) {
+  static const char* kAsk =
+      "import importlib.metadata as m, json, platform\n"
+      "try:\n    torch = m.version('torch')\nexcept m.PackageNotFoundError:\n    torch = ''\n"
+      "print(json.dumps({'python_version': platform.python_version(), 'torch': torch}))\n";
+  json env = provenance();
+  env["python"] = python;
+  env["python_version"] = "";
+  env["torch"] = "";
+  auto r = run_command({python, "-I", "-c", kAsk}, std::chrono::seconds(30));
+  if (r.exit_code == 0) {
+    const std::string out = trim(r.output);  // merged with stderr: the answer is the last line
+    json answer = json::parse(out.substr(out.rfind('\n') + 1), nullptr, false);
+    if (answer.is_object()) env.update(answer);
+  }
+  return env;
 }
 
 }  // namespace kforge

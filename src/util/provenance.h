@@ -18,8 +18,9 @@ void set_command_line(int argc, char** argv);
 // cpu: the model name of /proc/cpuinfo; gpus: the NVIDIA GPUs the driver lists (empty without one).
 nlohmann::json provenance();
 
-// The interpreter's Python version ("3.13.5"), asked of it in well under a second (no torch
-// import); "" when it does not run.
-std::string python_version(const std::string& python);
+// provenance() with the worker's interpreter: "python" (its path), "python_version" ("3.13.5") and
+// "torch" (the installed torch's version from its package metadata: nothing is imported, so it
+// takes well under a second; "" without torch, both "" when the interpreter does not run).
+nlohmann::json environment(const std::string& python);
 
 }  // namespace kforge

@@ -3,6 +3,7 @@ driving `kforge run` (--llm exec:), kill -9 and --resume, reports in all three f
 HTML report opened in headless Chromium. Three small problems keep each bench to seconds."""
 
 import fcntl
+import html as html_lib
 import json
 import math
 import os
@@ -158,6 +159,17 @@ def test_html_report_renders_every_chart_in_chromium(candidates_bench):
     with_sol = sum(1 for p in problems if p["correct"] and p.get("sol_pct") is not None)
     assert sum(json.loads(figures["chart-sol"])) == with_sol
     assert 'data-charts-drawn="3"' in dom
+    # Speedups on log axes; each legend swatch in the colour of what it names, one meaning per colour.
+    drawn = {}
+    for m in re.finditer(r'<figure id="(chart-[a-z]+)"[^>]*>', dom):
+        attributes = re.findall(r'data-([a-z-]+)="([^"]*)"', m.group(0))
+        drawn[m.group(1)] = {k: json.loads(html_lib.unescape(v)) for k, v in attributes}
+    assert drawn["chart-speedups"]["axes"]["y"] == "logarithmic"
+    assert drawn["chart-fastp"]["axes"]["x"] == "logarithmic"
+    assert dict(drawn["chart-speedups"]["legend"]) == {
+        "faster than PyTorch": "#2ca02c", "correct, not faster": "#7f7f7f", "no correct candidate": "#d62728",
+        "1x (as fast as PyTorch)": "#444444"}
+    assert dict(drawn["chart-fastp"]["legend"]) == {"vs eager PyTorch": "#1f77b4"}
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
     assert not console, "\n".join(console)
 

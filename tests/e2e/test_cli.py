@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,11 +40,22 @@ def test_the_evaluation_flags_have_one_set_of_defaults(kforge):
     assert "--no-timing" in helps["bench"]
 
 
+def assert_provenance(env: dict, command: str):
+    """What every JSON output says it was produced with: kforge, the command line, Python, torch, the host."""
+    assert env["kforge_version"], env
+    assert Path(env["command_line"][0]).name == "kforge" and env["command_line"][1] == command, env
+    assert re.fullmatch(r"3\.\d+\.\d+", env["python_version"]) and env["python"], env
+    assert env["torch"], env  # a version string, or a bench's list of the versions its evaluations used
+    assert env["host"]["cpu"] and env["host"]["cpus"] >= 1 and isinstance(env["host"]["gpus"], list), env
+
+
 def test_json_dash_puts_only_json_on_stdout(kforge):
     proc = kforge.run("targets", "--json", "-")
     assert proc.returncode == 0, proc.stderr
-    names = [t["name"] for t in json.loads(proc.stdout)["targets"]]
+    doc = json.loads(proc.stdout)
+    names = [t["name"] for t in doc["targets"]]
     assert {"cpu", "cuda"} <= set(names)
+    assert_provenance(doc["env"], "targets")
     assert "TARGET" in proc.stderr  # the table moved to stderr
     assert not (kforge.tmp / "-").exists()
 
@@ -51,10 +63,64 @@ def test_json_dash_puts_only_json_on_stdout(kforge):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(proc.stdout)
     assert result["status"] == "correct"
+    assert_provenance(result["env"], "eval")
     assert "status: correct" in proc.stderr
 
 
+def test_bench_and_its_report_put_only_json_on_stdout(kforge):
+    suite, cands = kforge.tmp / "suite", kforge.tmp / "cands"
+    suite.mkdir()
+    cands.mkdir()
+    shutil.copy(TINY, suite / "tiny_add.py")
+    shutil.copy(candidate("correct"), cands / "tiny_add.py")
+    proc = kforge.run("bench", suite, "--target", "cpu", "--candidates", cands, *CHECK_ONLY,
+                      "--out", kforge.tmp / "out", "--json", "-")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc == json.loads((kforge.tmp / "out" / "report.json").read_text())
+    assert doc["metrics"]["correct"] == 1
+    assert_provenance(doc["bench"]["environment"], "bench")
+    assert "1 of 1 problems correct" in proc.stderr  # the summary moved to stderr
+    bench = f"bench-{doc['bench']['id']}"
+
+    again = kforge.run("report", bench, "--json", "-")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == doc
+    # The older bare switch still works, with a warning that says what to use instead.
+    bare = kforge.run("report", bench, "--json")
+    assert bare.returncode == 0, bare.stderr
+    assert json.loads(bare.stdout) == doc
+    assert "`--json` without a file is deprecated: use --format json" in bare.stderr
+
+
+def test_profile_puts_only_json_on_stdout(kforge):
+    broken = kforge.tmp / "broken.py"
+    broken.write_text("import torch\nclass ModelNew(torch.nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__(\n")
+    proc = kforge.run("profile", TINY, broken, "--reps", "4", "--json", "-", timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "failed while loading" in doc["error"]
+    assert_provenance(doc["env"], "profile")
+    assert "profile failed" in proc.stderr
+
+
+def test_llm_ping_puts_only_json_on_stdout(kforge):
+    model = kforge.tmp / "model.py"
+    model.write_text("import json, sys\njson.load(sys.stdin)\n"
+                     "print(json.dumps({'text': 'pong', 'usage': {'input_tokens': 7, 'output_tokens': 1}}))\n")
+    proc = kforge.run("llm", "ping", "--llm", f"exec:{sys.executable} {model}", "--json", "-")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["reply"], doc["input_tokens"], doc["output_tokens"]) == ("pong", 7, 1)
+    assert doc["env"]["kforge_version"] and doc["env"]["command_line"][1:3] == ["llm", "ping"]
+    assert "reply:    pong" in proc.stderr
+
+
 def test_quiet_hides_logs_not_the_result(kforge):
+    loud = kforge.run("eval", TINY, candidate("correct"), *CHECK_ONLY)
+    assert loud.returncode == 0, loud.stdout + loud.stderr
+    assert " info " in loud.stderr  # what -q is to hide
     proc = kforge.run("-q", "eval", TINY, candidate("correct"), *CHECK_ONLY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "status: correct" in proc.stdout
@@ -96,6 +162,10 @@ def test_a_mistyped_command_gets_a_suggestion(kforge):
     assert "did you mean bench?" in proc.stderr, proc.stderr
     proc = kforge.run("frobnicate")
     assert proc.returncode == 2 and "did you mean" not in proc.stderr and "unknown command" in proc.stderr
+    proc = kforge.run("llm", "pnig")
+    assert proc.returncode == 2 and "unknown command 'pnig' (did you mean ping?)" in proc.stderr, proc.stderr
+    proc = kforge.run("eval", TINY, candidate("correct"), "--trails", "2")
+    assert proc.returncode == 2 and "unknown option '--trails' of `kforge eval` (did you mean --trials?)" in proc.stderr
 
 
 def venv_has_gpu() -> bool:
@@ -110,6 +180,7 @@ def test_doctor_on_a_ready_machine(kforge):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["ready"] is True
+    assert_provenance(report["env"], "doctor")
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["torch"]["level"] == "ok"
     targets = {t["name"]: t for t in report["targets"]}

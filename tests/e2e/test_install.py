@@ -65,7 +65,9 @@ def installed_root(tmp_path_factory):
                  "./usr/share/kforge/worker/kforge_kernels/native.py",
                  "./usr/share/kforge/targets/cpu/target.toml", "./usr/share/kforge/prompts/generate.user.mustache",
                  "./usr/share/kforge/examples/kforge.toml", "./usr/share/kforge/setup-worker.sh",
-                 "./usr/share/doc/kforge/README.md", "./usr/share/doc/kforge/config.md"):
+                 "./usr/share/doc/kforge/README.md", "./usr/share/doc/kforge/config.md",
+                 "./usr/share/man/man1/kforge.1", "./usr/share/bash-completion/completions/kforge",
+                 "./usr/share/zsh/vendor-completions/_kforge"):
         assert path in contents, f"{path} not in the package"
     root = tmp / "root"
     unpacked = _run(["dpkg", "-x", debs[0], root], dict(os.environ))
@@ -102,8 +104,10 @@ def test_deb_installs_sets_up_its_worker_and_evaluates(installed_root, tmp_path)
 
     # The worker environment, made as the README tells users to. The build's .venv is layered
     # under it (a .pth file), so pip finds PyTorch installed instead of downloading gigabytes;
-    # the interpreter kforge then runs is the new venv's, and it must import torch.
-    setup = _run(["bash", share / "setup-worker.sh", "--layer-on", ROOT / ".venv"], env, timeout=600)
+    # the interpreter kforge then runs is the new venv's, and it must import torch. The layer is named by
+    # its real path: the candidate sandbox shows folders where they really are, not through a link
+    # (a checkout whose .venv links to a shared environment).
+    setup = _run(["bash", share / "setup-worker.sh", "--layer-on", (ROOT / ".venv").resolve()], env, timeout=600)
     assert setup.returncode == 0, setup.stdout + setup.stderr
     venv_python = home / ".local/share/kforge/venv/bin/python"
     assert venv_python.exists()
@@ -114,10 +118,15 @@ def test_deb_installs_sets_up_its_worker_and_evaluates(installed_root, tmp_path)
     assert targets.returncode == 0, targets.stderr
     assert "cpu" in targets.stdout and "cuda" in targets.stdout
 
-    help_text = _run([kforge, "--help"], env, cwd=home).stdout
-    if "doctor" in help_text:
-        doctor = _run([kforge, "doctor"], env, cwd=home, timeout=300)
-        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    doctor = _run([kforge, "doctor"], env, cwd=home, timeout=300)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "kforge is ready" in doctor.stdout and str(venv_python) in doctor.stdout
+
+    # The man page and completions the package installs are the ones its binary generates.
+    for path, args in [("usr/share/man/man1/kforge.1", ["man"]),
+                       ("usr/share/bash-completion/completions/kforge", ["completion", "bash"]),
+                       ("usr/share/zsh/vendor-completions/_kforge", ["completion", "zsh"])]:
+        assert (installed_root / path).read_text() == _run([kforge, *args], env).stdout, path
 
     out = tmp_path / "result.json"
     proc = _run([kforge, "eval", share / "examples/problems/12_swish.py", share / "examples/candidates/cpu/12_swish.py",

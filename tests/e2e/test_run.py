@@ -88,6 +88,10 @@ def test_compile_error_then_wrong_then_slow_then_fast(kforge):
     assert slow["median_ms"] / summary["best"]["median_ms"] >= 5
     assert [r["step"] for r in summary["best_by_round"]] == ["r0.s0.a2", "r1.s0.a0"]
     assert summary["stop_reason"] == "rounds" and summary["usage"]["calls"] == 5
+    # What the run ran with, as in every JSON output.
+    env = summary["environment"]
+    assert env["command_line"][1:3] == ["run", str(RELU)] and env["kforge_version"] and env["torch"]
+    assert env["python_version"] and env["host"]["cpu"]
     # One evaluation per candidate, plus a re-measurement for each timing flagged unstable on a busy machine.
     steps = [s for (s,) in con.execute("SELECT step FROM run_evaluations WHERE run_id = 1")]
     assert sorted(s for s in steps if not s.endswith(".retime")) == [

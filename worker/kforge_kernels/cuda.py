@@ -450,7 +450,7 @@ def _strip_comments(src: str) -> str:
 def parse_signatures(source: str) -> dict:
     """``extern "C"`` ``__global__`` functions of ``source`` -> their parameters (best effort)."""
     src = _strip_comments(source)
-    extern_blocks = [(m.start(), _block_end(src, m.end() - 1)) for m in re.finditer(r'extern\s+"C"\s*\{', src)]
+    extern_blocks = [(m.start(), _closing(src, m.end() - 1)) for m in re.finditer(r'extern\s+"C"\s*\{', src)]
     sigs = {}
     for m in re.finditer(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
                          r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", src):
@@ -458,26 +458,20 @@ def parse_signatures(source: str) -> dict:
         in_block = any(a <= m.start() < b for a, b in extern_blocks)
         if not (in_block or re.search(r'extern\s+"C"\s*$', head)):
             continue
-        end = _paren_end(src, m.end() - 1)
+        end = _closing(src, m.end() - 1)
         params_text = src[m.end():end].strip()
         params = [] if params_text in ("", "void") else [_Param(p) for p in _split_top(params_text)]
         sigs[m.group(1)] = params
     return sigs
 
 
-def _block_end(src: str, open_idx: int) -> int:
+def _closing(src: str, open_idx: int) -> int:
+    """The index of the bracket that closes the one at ``open_idx`` (``{`` or ``(``); len(src) when none does."""
+    opening = src[open_idx]
+    closing = {"{": "}", "(": ")"}[opening]
     depth = 0
     for i in range(open_idx, len(src)):
-        depth += {"{": 1, "}": -1}.get(src[i], 0)
-        if depth == 0:
-            return i
-    return len(src)
-
-
-def _paren_end(src: str, open_idx: int) -> int:
-    depth = 0
-    for i in range(open_idx, len(src)):
-        depth += {"(": 1, ")": -1}.get(src[i], 0)
+        depth += {opening: 1, closing: -1}.get(src[i], 0)
         if depth == 0:
             return i
     return len(src)
