@@ -20,13 +20,14 @@ std::optional<std::uint64_t> process_bytes(const json& e) {
   return get("parameter_bytes") + 3 * get("input_bytes") + get("forward_peak_bytes") + get("output_bytes");
 }
 
-std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processes, bool timing, int block) {
+std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processes, bool timing, int block,
+                                              std::uint64_t context_bytes) {
   const auto per_process = process_bytes(estimate);
   if (!per_process) return std::nullopt;
   const std::uint64_t kept_outputs =
       timing ? static_cast<std::uint64_t>(std::max(block, 1)) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
   const auto n = static_cast<std::uint64_t>(processes);
-  return n * *per_process + (n - 1) * kept_outputs;
+  return n * (*per_process + context_bytes) + (n - 1) * kept_outputs;
 }
 
 std::optional<MemoryTicket> reserve_device_memory(EvalRun& run, int processes, bool alone) {
@@ -48,7 +49,8 @@ std::optional<MemoryTicket> reserve_device_memory(EvalRun& run, int processes, b
   if (per_process) estimate["process_bytes"] = *per_process;
 
   MemoryRequest request;
-  const auto bytes = evaluation_bytes(r.body, processes, opt.timing, opt.block);
+  const bool cuda = opt.device.rfind("cuda", 0) == 0;
+  const auto bytes = evaluation_bytes(r.body, processes, opt.timing, opt.block, cuda ? kCudaContextBytes : 0);
   request.bytes = bytes.value_or(0);
   request.alone = alone || !per_process;
   request.free_bytes = device.value("free_bytes", std::uint64_t{0});

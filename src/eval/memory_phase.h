@@ -20,10 +20,16 @@ namespace kforge {
 // outputs. nullopt when the reference could not trace the problem.
 std::optional<std::uint64_t> process_bytes(const nlohmann::json& estimate);
 
+// The device memory one worker's CUDA context takes before it allocates anything (518 MiB measured
+// on an H100 with torch 2.11: bench/results/20261125-h100-device-transport).
+inline constexpr std::uint64_t kCudaContextBytes = 544ull << 20;
+
 // The bytes of an evaluation of `processes` workers (the reference and one or two candidates): each
-// holds process_bytes(), and each candidate also keeps the outputs of a block of timed repetitions
-// (`block` of them) when the evaluation times. nullopt when the estimate is unknown.
-std::optional<std::uint64_t> evaluation_bytes(const nlohmann::json& estimate, int processes, bool timing, int block);
+// holds process_bytes() and `context_bytes` (its CUDA context on a CUDA device, else 0), and each
+// candidate also keeps the outputs of a block of timed repetitions (`block` of them) when the
+// evaluation times. nullopt when the estimate is unknown.
+std::optional<std::uint64_t> evaluation_bytes(const nlohmann::json& estimate, int processes, bool timing, int block,
+                                              std::uint64_t context_bytes = 0);
 
 // Asks the reference for the estimate, records it in run.doc["memory"] and waits until `processes`
 // workers holding it may start on the device (all of it alone when `alone`, or when the estimate is

@@ -27,6 +27,7 @@ TEST(EvaluationBytes, EveryProcessAndTheTimedOutputsEachCandidateKeeps) {
   EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 50u);
   EXPECT_EQ(evaluation_bytes(e, 3, true, 5), 3u * 320u + 100u);  // a head-to-head: two candidates
   EXPECT_EQ(evaluation_bytes({{"method", "unknown"}}, 2, true, 5), std::nullopt);
+  EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 50u);  // each worker's CUDA context
 }
 
 json finished(const char* status, json error, bool shared, bool alone = false) {
