@@ -34,7 +34,7 @@ bool beyond_physical_bound(double hard_ms, double measured_ms, double slack);
 // calls settle it on a lightly loaded machine (one unstalled call of each kind is enough), the pairs
 // on a heavily loaded one (where every fresh call may be stalled, but so are most seen calls). A
 // cache is slower on fresh inputs by both measures. docs/checks.md has the measurements.
-inline constexpr double kCachedResultsRatio = 8.0;
+inline constexpr double kCachedResultsRatio = 10.0;
 inline constexpr double kCachedResultsShare = 0.9;
 bool only_fast_on_seen_inputs(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms);
 

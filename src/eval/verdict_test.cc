@@ -54,8 +54,8 @@ TEST(Verdict, CachedResultsNeedTheRatioTheGapAndTheShare) {
   EXPECT_FALSE(only_fast_on_seen_inputs({1.0, 1.0, 1.0}, {r * 0.99, r * 2}));          // fastest within the ratio
   EXPECT_FALSE(only_fast_on_seen_inputs({0.002, 0.002}, {0.04, 0.045}));  // 20x, but 38 us: a cold call
   // Every fresh call far slower than the fastest seen call, but a third of the seen calls slower still.
-  EXPECT_FALSE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 50.0, 50.0}, {10.0, 10.0, 10.0}));
-  EXPECT_TRUE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50.0}, {10.0, 10.0, 10.0}));
+  EXPECT_FALSE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 5 * r, 5 * r}, {2 * r, 2 * r, 2 * r}));
+  EXPECT_TRUE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 5 * r}, {2 * r, 2 * r, 2 * r}));
   EXPECT_FALSE(only_fast_on_seen_inputs({}, {4.0}));  // nothing to compare with
   EXPECT_FALSE(only_fast_on_seen_inputs({0.03}, {}));
 }

@@ -143,7 +143,7 @@ def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
     fresh = result["timing"]["fresh_inputs"]
     # Confirmed on a second round of fresh sets before the rejection.
     assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 18
-    assert min(fresh["fresh_calls_ms"]) > 8 * min(fresh["seen_calls_ms"])
+    assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
     assert proc.returncode == 1
 
 
