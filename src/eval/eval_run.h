@@ -25,11 +25,14 @@ namespace kforge {
 using ProgressFn = void (*)(const std::string& phase, void* user);
 
 // What the correctness trials found so far.
-// Medians of single calls on input sets never seen before (`fresh_ms`) and of a second call on each
-// of them (`again_ms`): timed_phase.cc's time_on_fresh_inputs.
+// Calls on input sets never seen before: the first call on each set (`fresh_calls_ms`, one per set in
+// order), the calls on inputs seen before in the same blocks (`seen_calls_ms`), and the medians of
+// each (timing_phase.cc's time_on_fresh_inputs).
 struct FreshTiming {
   double fresh_ms = 0;
   double again_ms = 0;
+  std::vector<double> fresh_calls_ms, seen_calls_ms;
+  double seconds = 0;  // wall time the measurement took (drawing the sets, the calls, their checks)
 };
 
 struct CorrectnessTally {

@@ -1,5 +1,9 @@
 #include "eval/speed_verdict.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "eval/speedup.h"
@@ -65,6 +69,67 @@ std::optional<json> ask_hard_bound(EvalRun& run) {
   return hard;
 }
 
+// Fresh input sets per round of the cached-results measurement (docs/checks.md); a second round only
+// where the first looks cached, after a pause: a burst of load that stalled every fresh call of the
+// first round has usually passed.
+constexpr int kFreshSetsPerRound = 3;
+constexpr auto kPauseBeforeSecondRound = std::chrono::milliseconds(500);
+
+bool looks_cached(const EvalRun& run, const FreshTiming& measured) {
+  const bool degenerate = run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
+  return !degenerate && only_fast_on_seen_inputs(measured.seen_calls_ms, measured.fresh_calls_ms);
+}
+
+// The candidate timed on fresh input sets (once per run), recorded in the result. False once the run
+// is decided.
+bool measure_fresh_inputs(EvalRun& run, FreshTiming* out) {
+  if (run.fresh) {
+    *out = *run.fresh;
+    return true;
+  }
+  if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
+  if (looks_cached(run, *out)) {
+    run.phase("slow on fresh inputs: timing more fresh inputs");
+    std::this_thread::sleep_for(kPauseBeforeSecondRound);
+    if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
+  }
+  json& timing = run.doc["timing"];
+  timing["fresh_inputs_ms"] = out->fresh_ms;
+  timing["fresh_inputs_again_ms"] = out->again_ms;
+  timing["fresh_inputs"] = {{"fresh_calls_ms", out->fresh_calls_ms},
+                            {"seen_calls_ms", out->seen_calls_ms},
+                            {"seconds", out->seconds}};
+  return true;
+}
+
+// Why the candidate remembers results by input content (`suspicious`), or empty. The output of a
+// degenerate problem does not depend on its inputs: remembering it is the answer.
+std::string cached_results(const EvalRun& run, const FreshTiming& measured) {
+  if (!looks_cached(run, measured)) return "";
+  const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  return fmt::format("the fastest call on inputs it has seen took {:.3g} ms, the fastest first call on a fresh input "
+                     "set {:.3g} ms ({} fresh sets, each timed right after a call on seen inputs and followed by calls "
+                     "on the same set again): it is only fast when the inputs come back (cached results)",
+                     fastest(measured.seen_calls_ms), fastest(measured.fresh_calls_ms), measured.fresh_calls_ms.size());
+}
+
+bool reject_as_suspicious(EvalRun& run, const std::string& why) {
+  merge_check(run.doc["checks"], {{"name", "suspicious"}, {"verdict", "fail"}, {"message", why}});
+  run.fail(status::kRejected, "suspicious", why);
+  return false;
+}
+
+// Whether the candidate claims to be faster than a baseline: a point speedup above 1, or its fastest
+// call faster than the baseline's fastest. The second because a loaded machine stretches calls that
+// return remembered results as much as the baseline's work (a content cache measured 1.4x on the
+// median under 6 busy loops on 2 cores), never below what they cost.
+bool claims_speedup(const EvalRun& run, const TimingOutcome& timing) {
+  for (const char* key : {"speedup_vs_eager", "speedup_vs_compile"})
+    if (run.doc.contains(key) && run.doc[key].is_number() && run.doc[key].get<double>() > 1) return true;
+  const double fastest = timing.candidate.min_ms;
+  return fastest > 0 && (fastest < timing.eager.min_ms || (timing.compile && fastest < timing.compile->min_ms));
+}
+
 }  // namespace
 
 bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
@@ -100,7 +165,7 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
     } else if (call == SolCall::kBeyond) {
       run.phase("faster than speed of light: re-measuring on fresh inputs");
       FreshTiming measured;
-      if (!time_on_fresh_inputs(run, &measured)) return false;
+      if (!measure_fresh_inputs(run, &measured)) return false;
       const double fresh = measured.fresh_ms;
       sol["remeasured_ms"] = fresh;
       sol["remeasured_again_ms"] = measured.again_ms;
@@ -109,8 +174,6 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
       const bool beyond_flops = judge_sol(sol_ms, fresh, eager_ms, run.opt.sol_slack) == SolCall::kBeyond;
       std::optional<json> hard = beyond_flops ? ask_hard_bound(run) : std::nullopt;
       if (hard) sol["hard"] = *hard;
-      // The output of a degenerate problem does not depend on its inputs: remembering it is the answer.
-      const bool degenerate = run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
       std::string why;
       if (beyond_flops && !hard)
         why = fmt::format("{:.3g} ms per call on fresh inputs is {:.3g}% of the speed of light ({:.3g} ms for {} FLOPs "
@@ -120,15 +183,11 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
         why = fmt::format("{:.3g} ms per call on fresh inputs is faster than writing its outputs and reading the inputs "
                           "they depend on allows ({:.3g} ms for {} bytes at the best measured bandwidth): physically "
                           "impossible", fresh, hard->value("hard_ms", 0.0), hard->value("bytes", 0));
-      else if (!degenerate && only_fast_on_seen_inputs(measured.again_ms, fresh))
-        why = fmt::format("{:.3g} ms per call on inputs it has seen, {:.3g} ms on fresh inputs (medians of three "
-                          "calls, each fresh call followed by one on the same inputs): it is only fast when the inputs "
-                          "come back (cached results)", measured.again_ms, fresh);
+      else
+        why = cached_results(run, measured);
       if (!why.empty()) {
         run.doc["sol"] = sol;
-        merge_check(run.doc["checks"], {{"name", "suspicious"}, {"verdict", "fail"}, {"message", why}});
-        run.fail(status::kRejected, "suspicious", why);
-        return false;
+        return reject_as_suspicious(run, why);
       }
       check["verdict"] = "warn";
       if (beyond_flops) {
@@ -145,18 +204,23 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
     run.doc["sol"] = sol;
     merge_check(run.doc["checks"], check);
   }
+  // Any claimed speedup may come from results remembered by input content, within the speed of light
+  // too (a loaded machine stretches even a cache hit past the bound): fresh inputs settle it.
+  if (claims_speedup(run, timing)) {
+    run.phase("faster than a baseline: timing fresh inputs");
+    FreshTiming measured;
+    if (!measure_fresh_inputs(run, &measured)) return false;
+    if (std::string why = cached_results(run, measured); !why.empty()) return reject_as_suspicious(run, why);
+  }
   const double speedup_point = eager_ms / cand_ms;
   if (speedup_point > run.opt.speedup_warn_factor) {
     run.phase("implausible speedup: re-measuring on fresh inputs");
     FreshTiming measured;
-    if (!time_on_fresh_inputs(run, &measured)) return false;
-    const double fresh = measured.fresh_ms;
-    run.doc["timing"]["fresh_inputs_ms"] = fresh;
-    run.doc["timing"]["fresh_inputs_again_ms"] = measured.again_ms;
+    if (!measure_fresh_inputs(run, &measured)) return false;
     merge_check(run.doc["checks"], {{"name", "implausible_speedup"}, {"verdict", "warn"},
                                     {"message", fmt::format("{:.1f}x faster than eager (threshold {:.0f}x); re-measured "
                                                             "on fresh inputs: {:.1f}x", speedup_point,
-                                                            run.opt.speedup_warn_factor, eager_ms / fresh)}});
+                                                            run.opt.speedup_warn_factor, eager_ms / measured.fresh_ms)}});
   }
   return true;
 }

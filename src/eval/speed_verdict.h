@@ -1,5 +1,6 @@
 // Speed verdict: confidence intervals for the speedups, the candidate against the speed of light
-// (SOL), and speedups too large to believe, re-measured on fresh inputs before they are reported.
+// (SOL), results remembered by input content (any claimed speedup is checked on fresh inputs), and
+// speedups too large to believe, re-measured on fresh inputs before they are reported.
 #pragma once
 
 #include "eval/eval_run.h"

@@ -266,52 +266,28 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
   return true;
 }
 
-// One call per input set never seen before (new seeds), each output checked: a result cached by
-// content or call count cannot help here.
 namespace {
 
-// One timed call on the inputs the candidate holds now, checked against kforge's clock and against the
-// reference's outputs for `trial`.
-std::optional<double> time_one_call(EvalRun& run, int trial) {
-  WorkerReply r;
-  TimedBlockReply block;
-  std::optional<std::string> disagreement;
-  json record;
-  // As for timing blocks: a disagreement is measured again (the same inputs, twice at most) before
-  // it rejects, since a busy host or another process's kernels on the GPU can stall one call.
-  for (int attempt = 0;; ++attempt) {
-    r = run.cand->request("time", {{"reps", 1}}, Seconds(run.opt.timeout_s));
-    if (r.kind != WorkerReply::kOk) break;
-    block = TimedBlockReply::decode(r.body);
-    if (block.times_ms.size() != 1) break;
-    disagreement = crosscheck_reply(run, block.times_ms[0], r, 1, block.untimed_ms, record);
-    if (!disagreement || attempt == 2) break;
-    crosscheck_backoff(attempt + 1);
-  }
-  if (r.kind != WorkerReply::kOk) {
-    run.fail_from_candidate(r, "timing on fresh inputs");
-    return std::nullopt;
-  }
-  if (block.times_ms.size() != 1 || disagreement) {
-    run.fail(status::kRejected, "timing_crosscheck",
-             "timing on fresh inputs disagrees with kforge's clock" + (disagreement ? ": " + *disagreement : ""));
-    return std::nullopt;
-  }
-  if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {0}, {trial})) return std::nullopt;
-  return block.times_ms[0];
+// The calls of one fresh-set block: on set `seen`, then on the fresh set `fresh` once fresh and
+// kAgainCalls times again, back to back.
+constexpr int kAgainCalls = 2;
+json fresh_block_schedule(int seen, int fresh) {
+  json schedule = {seen, fresh};
+  for (int k = 0; k < kAgainCalls; ++k) schedule.push_back(fresh);
+  return schedule;
 }
 
-}  // namespace
-
-bool time_on_fresh_inputs(EvalRun& run, FreshTiming* out) {
-  if (run.fresh) {
-    *out = *run.fresh;
-    return true;
-  }
-  std::vector<double> fresh, again;
-  for (int j = 0; j < 3; ++j) {
-    const int trial = 1000 + j;
-    WorkerReply made = run.ref->request("make_trial", {{"trial", trial}, {"seed", run.seed}, {"tag", "main"}},
+// Times one block on a fresh input set drawn as `trial`, the way timing blocks run (docs/checks.md,
+// cached results): a call on a set the candidate has seen (`seen_set`) takes what waking its process
+// and threads costs after the requests before it, then the fresh set once fresh and kAgainCalls times
+// again. Adds the fresh call and the calls on seen inputs to `out`; the fresh call's output and the
+// next one's are checked. False once the run is decided. A block whose reported time disagrees with
+// kforge's clock is measured again on another fresh set (twice at most): a busy host can stall one
+// block, and the set it ran on is no longer fresh.
+bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
+  for (int attempt = 0;; ++attempt) {
+    const int drawn = trial + 100 * attempt;
+    WorkerReply made = run.ref->request("make_trial", {{"trial", drawn}, {"seed", run.seed}, {"tag", "main"}},
                                         Seconds(run.opt.reference_timeout_s));
     if (made.kind != WorkerReply::kOk) {
       run.fail_from_reference(made, "drawing fresh inputs");
@@ -323,16 +299,51 @@ bool time_on_fresh_inputs(EvalRun& run, FreshTiming* out) {
       run.fail_from_candidate(in, "timing on fresh inputs");
       return false;
     }
-    // The first call sees these inputs for the first time, the second sees them again: measured one
-    // right after the other, under the same load, the two differ only by what the candidate remembers.
-    std::optional<double> first = time_one_call(run, trial);
-    std::optional<double> second = first ? time_one_call(run, trial) : std::nullopt;
-    if (!second) return false;
-    fresh.push_back(*first);
-    again.push_back(*second);
+    const json schedule = fresh_block_schedule(seen_set, in.body.value("set", -1));
+    const int reps = static_cast<int>(schedule.size());
+    WorkerReply r = run.cand->request("time", {{"reps", reps}, {"schedule", schedule}}, Seconds(run.opt.timeout_s));
+    if (r.kind != WorkerReply::kOk) {
+      run.fail_from_candidate(r, "timing on fresh inputs");
+      return false;
+    }
+    const TimedBlockReply block = TimedBlockReply::decode(r.body);
+    if (static_cast<int>(block.times_ms.size()) != reps) {
+      run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs: the wrong number of timings reported");
+      return false;
+    }
+    double reported = 0;
+    for (double t : block.times_ms) reported += t;
+    json record;
+    if (auto why = crosscheck_reply(run, reported, r, reps, block.untimed_ms, record)) {
+      if (attempt < 2) {
+        crosscheck_backoff(attempt + 1);
+        continue;
+      }
+      run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock: " + *why);
+      return false;
+    }
+    if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {1, 2}, {drawn, drawn})) return false;
+    out->fresh_calls_ms.push_back(block.times_ms[1]);
+    for (int rep = 0; rep < reps; ++rep)
+      if (rep != 1) out->seen_calls_ms.push_back(block.times_ms[static_cast<std::size_t>(rep)]);
+    return true;
   }
-  run.fresh = FreshTiming{summarize(fresh).median_ms, summarize(again).median_ms};
-  *out = *run.fresh;
+}
+
+}  // namespace
+
+bool time_on_fresh_inputs(EvalRun& run, int sets, FreshTiming* out) {
+  const auto started = Clock::now();
+  FreshTiming measured = run.fresh.value_or(FreshTiming{});
+  for (int j = 0; j < sets; ++j) {
+    const int index = static_cast<int>(measured.fresh_calls_ms.size());
+    if (!time_fresh_set(run, 1000 + index, index % std::max(run.timing_sets, 1), &measured)) return false;
+  }
+  measured.fresh_ms = summarize(measured.fresh_calls_ms).median_ms;
+  measured.again_ms = summarize(measured.seen_calls_ms).median_ms;
+  measured.seconds += Seconds(Clock::now() - started).count();
+  run.fresh = measured;
+  *out = measured;
   return true;
 }
 

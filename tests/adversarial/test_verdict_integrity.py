@@ -131,6 +131,31 @@ def test_an_exact_algebraic_rewrite_beats_the_flop_bound_honestly(kforge):
     assert sol["remeasured_ms"] * sol["slack"] >= sol["hard"]["hard_ms"]
 
 
+def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
+    # On a loaded machine even a cache hit's fastest call can be within the speed-of-light bound; a
+    # slack of 1000 puts every call within it here, so only the fresh-input check can catch the cache.
+    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_hidden.py", *QUICK,
+                               "--sol-slack", "1000")
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
+    assert "cached results" in result["error"]["message"]
+    assert not _failed(result, "speed_of_light"), result["checks"]
+    fresh = result["timing"]["fresh_inputs"]
+    # Confirmed on a second round of fresh sets before the rejection.
+    assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 18
+    assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
+    assert proc.returncode == 1
+
+
+def test_an_honest_kernel_faster_than_eager_passes_the_fresh_input_check(kforge):
+    proc, result = kforge.eval(problem("rowloop"), HERE / "honest" / "rowloop_fused.py", *QUICK, "--sol-slack", "1000")
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "correct" and result["speedup_vs_eager"] > 1, _summary(result)
+    fresh = result["timing"]["fresh_inputs"]
+    assert len(fresh["fresh_calls_ms"]) in (3, 6) and len(fresh["seen_calls_ms"]) == 3 * len(fresh["fresh_calls_ms"])
+    assert fresh["seconds"] > 0
+
+
 def test_the_exact_answer_to_a_degenerate_problem_is_correct_and_marked(kforge):
     proc, result = kforge.eval(problem("zero_output"), HERE / "honest" / "zero_output_exact.py", *QUICK)
     assert result["status"] == "correct", _summary(result)

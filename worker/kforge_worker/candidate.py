@@ -83,16 +83,18 @@ class CandidateSession:
     def prepare_timing(self, req: dict) -> dict:
         self.timing_inputs = self._fetch(req["inputs"])
         self.timing_sets = [self._fetch(name) for name in req.get("input_sets", [])]
+        self.prepared_sets = len(self.timing_sets)
         # What a time without a schedule restores before each call (on the device, like the buffers).
         self.current_source = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.timing_inputs]
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
 
     def timing_inputs_cmd(self, req: dict) -> dict:
-        """Writes an input set never seen before (fresh inputs) into the timing buffers."""
-        self.current_source = self._fetch(req["path"])
-        timed_reps.write_inputs(self.timing_inputs, self.current_source)
-        return {}
+        """Adds an input set never seen before (fresh inputs) to those a schedule names, as set ``set``:
+        the one after the prepared sets, which the next fresh set replaces."""
+        fresh = self._fetch(req["path"])
+        self.timing_sets = self.timing_sets[:self.prepared_sets] + [fresh]
+        return {"set": self.prepared_sets}
 
     def timing_outputs(self, req: dict) -> dict:
         """The kept outputs of the repetitions kforge picked from the last block, for the reference."""
@@ -105,7 +107,7 @@ class CandidateSession:
 
     def time(self, req: dict) -> dict:
         """``reps`` timed calls; with ``schedule`` (an input set index per repetition) each call gets
-        that set copied into the timing buffers first, otherwise the last set written."""
+        that set copied into the timing buffers first, otherwise the first prepared set."""
         reps = int(req["reps"])
         schedule = [int(k) for k in req["schedule"]] if req.get("schedule") else None
         if schedule is not None and (len(schedule) != reps or not all(0 <= k < len(self.timing_sets)
