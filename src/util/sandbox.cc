@@ -66,8 +66,12 @@ std::optional<std::string> usable_bwrap() {
       SandboxPolicy probe;
       probe.tmp_bytes = probe.shm_bytes = 1 << 20;
       probe.drop_to = sandbox_ids(std::nullopt);
-      auto r = run_command(sandboxed_command(path, probe, {"/bin/true"}), std::chrono::seconds(10));
-      if (r.exit_code == 0) found = path;
+      // A loaded machine can make one probe fail or time out (a Ray node then refused every
+      // evaluation of a bench); bubblewrap is unusable only when three in a row fail.
+      for (int attempt = 0; attempt < 3 && !found; ++attempt) {
+        auto r = run_command(sandboxed_command(path, probe, {"/bin/true"}), std::chrono::seconds(30));
+        if (r.exit_code == 0) found = path;
+      }
       return;
     }
   });
