@@ -26,7 +26,7 @@ using ProgressFn = void (*)(const std::string& phase, void* user);
 
 // What the correctness trials found so far.
 // Calls on input sets never seen before: the first call on each set (`fresh_calls_ms`, one per set in
-// order), the calls on inputs seen before in the same blocks (`seen_calls_ms`), and the medians of
+// order), the calls after each on the same inputs, now seen (`seen_calls_ms`), and the medians of
 // each (timing_phase.cc's time_on_fresh_inputs).
 struct FreshTiming {
   double fresh_ms = 0;

@@ -142,7 +142,7 @@ def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
     assert not _failed(result, "speed_of_light"), result["checks"]
     fresh = result["timing"]["fresh_inputs"]
     # Confirmed on a second round of fresh sets before the rejection.
-    assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 18
+    assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 12
     assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
     assert proc.returncode == 1
 
@@ -152,7 +152,7 @@ def test_an_honest_kernel_faster_than_eager_passes_the_fresh_input_check(kforge)
     assert result is not None, proc.stdout + proc.stderr
     assert result["status"] == "correct" and result["speedup_vs_eager"] > 1, _summary(result)
     fresh = result["timing"]["fresh_inputs"]
-    assert len(fresh["fresh_calls_ms"]) in (3, 6) and len(fresh["seen_calls_ms"]) == 3 * len(fresh["fresh_calls_ms"])
+    assert len(fresh["fresh_calls_ms"]) in (3, 6) and len(fresh["seen_calls_ms"]) == 2 * len(fresh["fresh_calls_ms"])
     assert fresh["seconds"] > 0
 
 
