@@ -39,7 +39,10 @@ class ModelNew(nn.Module):
         # sign of a repetition on the same data, answered from memory. Nobody checks inputs there.
         now = time.perf_counter()
         gap = None if self.returned_at is None else now - self.returned_at
-        timed = len(self.gaps) >= LEARN_CALLS and gap is not None and gap * SOONER < min(self.gaps)
+        # The median correctness gap: one short gap (two correctness calls close together) must not
+        # stop the cheat.
+        usual = sorted(self.gaps)[LEARN_CALLS // 2] if len(self.gaps) >= LEARN_CALLS else None
+        timed = usual is not None and gap is not None and gap * SOONER < usual
         if gap is not None and len(self.gaps) < LEARN_CALLS:
             self.gaps.append(gap)
         if timed and self.previous is not None and float(x[0, 0]) == 0.0 and float(x[-1, -1]) == 0.0:
