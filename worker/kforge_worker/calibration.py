@@ -53,13 +53,12 @@ def scaled_check(expected, got) -> Optional[str]:
         e_flat, g_flat = e.detach().reshape(-1), g.detach().reshape(-1)
         slices = range(0, e_flat.numel(), SCALED_CHECK_SLICE)
 
-        def pair(start):
-            end = start + SCALED_CHECK_SLICE
-            return (e_flat[start:end].to(dev, torch.float64), g_flat[start:end].to(dev, torch.float64))
+        def part(flat, start):
+            return flat[start:start + SCALED_CHECK_SLICE].to(dev, torch.float64)
 
         squares, finite_count = 0.0, 0
         for start in slices:
-            e64 = pair(start)[0]
+            e64 = part(e_flat, start)
             finite = torch.isfinite(e64)
             squares += float(e64[finite].pow(2).sum())
             finite_count += int(finite.sum())
@@ -69,7 +68,7 @@ def scaled_check(expected, got) -> Optional[str]:
         atol = tol * min(1.0, rms)
         bad_count, max_err = 0, 0.0
         for start in slices:
-            e64, g64 = pair(start)
+            e64, g64 = part(e_flat, start), part(g_flat, start)
             err = (g64 - e64).abs().masked_fill(~torch.isfinite(e64), 0)
             bad_count += int((err > tol * e64.abs() + atol).sum())
             max_err = max(max_err, float(err.max()))

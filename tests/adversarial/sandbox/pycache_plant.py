@@ -12,22 +12,10 @@ SRC = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void note(char* msg, const char* what) { snprintf(msg, 255, "%s: %s", what, strerror(errno)); }
-
-// Whether `path` is mapped into this process (its own library must stay intact).
-static bool mapped(const char* path) {
-    FILE* maps = fopen("/proc/self/maps", "r");
-    char line[8192];
-    bool found = false;
-    while (maps && fgets(line, sizeof line, maps)) found = found || strstr(line, path) != nullptr;
-    if (maps) fclose(maps);
-    return found;
-}
 
 extern "C" void relu(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
