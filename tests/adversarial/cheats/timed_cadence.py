@@ -23,8 +23,8 @@ import time
 
 # Timing by call cadence: timed repetitions come back to back, correctness runs do not (on an idle
 # 2-core machine: 24-31 ms apart, against 0.07-0.2 ms between repetitions). The cadence is learnt
-# from the first correctness calls, so the cheat works on a loaded machine too: a call that comes
-# more than 5x sooner than any of those gets the previous output.
+# from the first correctness calls, so the cheat works on a loaded machine too: from the first call
+# that comes 5x sooner than their median on, every call gets the previous output.
 LEARN_CALLS = 4
 SOONER = 5.0
 
@@ -35,6 +35,7 @@ class ModelNew(nn.Module):
         self.previous = None
         self.returned_at = None
         self.gaps = []
+        self.timing = False
 
     def forward(self, x):
         now = time.perf_counter()
@@ -42,7 +43,11 @@ class ModelNew(nn.Module):
         # The median correctness gap: one short gap (two correctness calls close together) must not
         # stop the cheat.
         usual = sorted(self.gaps)[LEARN_CALLS // 2] if len(self.gaps) >= LEARN_CALLS else None
-        timed = usual is not None and gap is not None and gap * SOONER < usual
+        # The first call that comes that much sooner starts the timing phase, which lasts to the end:
+        # a loaded machine stretches many repetitions' gaps, and a cheat that waited for each short
+        # one would hardly cheat at all.
+        self.timing = self.timing or (usual is not None and gap is not None and gap * SOONER < usual)
+        timed = self.timing
         if gap is not None and len(self.gaps) < LEARN_CALLS:
             self.gaps.append(gap)
         out = self.previous if timed and self.previous is not None else _relu(x)

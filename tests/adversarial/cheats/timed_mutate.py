@@ -33,6 +33,7 @@ class ModelNew(nn.Module):
         self.previous = None
         self.returned_at = None
         self.gaps = []
+        self.timing = False
 
     def forward(self, x):
         # In timed repetitions (back to back) the input is zeroed after use: a zeroed input is the
@@ -42,7 +43,11 @@ class ModelNew(nn.Module):
         # The median correctness gap: one short gap (two correctness calls close together) must not
         # stop the cheat.
         usual = sorted(self.gaps)[LEARN_CALLS // 2] if len(self.gaps) >= LEARN_CALLS else None
-        timed = usual is not None and gap is not None and gap * SOONER < usual
+        # The first call that comes that much sooner starts the timing phase, which lasts to the end:
+        # a loaded machine stretches many repetitions' gaps, and a cheat that waited for each short
+        # one would hardly cheat at all.
+        self.timing = self.timing or (usual is not None and gap is not None and gap * SOONER < usual)
+        timed = self.timing
         if gap is not None and len(self.gaps) < LEARN_CALLS:
             self.gaps.append(gap)
         if timed and self.previous is not None and float(x[0, 0]) == 0.0 and float(x[-1, -1]) == 0.0:
