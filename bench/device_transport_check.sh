@@ -11,7 +11,11 @@
 #                and snapshot checks on the device) and tests/e2e/test_gpu.py, with vmm
 #   relu512      KernelBench level1 19_ReLU at batch 512 (805 MB in, 805 MB out): the one-process floor
 #                (bench/realsize_floor.py), bench/trial_breakdown.py with each transport, and kforge
-#                eval with each transport (cold, then cached build) at eval's defaults
+#                eval with each transport in $RELU512_MODES (default "vmm host"; cold, then cached build)
+#                at eval's defaults
+#   fullsize     kforge eval at eval's defaults of the problems in $FULLSIZE (default: the largest
+#                level1 problems of bench/realsize) at their own sizes, the transport chosen as by
+#                default, the GPU's used memory sampled every 200 ms (peak in fullsize.jsonl)
 #   report       bench/device_transport_report.py: per-trial cost against the floor, eval seconds
 #
 #   bash bench/device_transport_check.sh KERNELBENCH_DIR [STEP...]   # default: every step in order
@@ -75,7 +79,7 @@ relu512() {
     head -5 "$RESULTS/breakdown-$mode.txt"
   done
   [ -n "$KFORGE" ] || { echo "no kforge binary"; return 2; }
-  for mode in vmm host; do
+  for mode in ${RELU512_MODES:-vmm host}; do
     for run in cold cached; do
       start=$(date +%s%N)
       KFORGE_DEVICE_TRANSPORT=$mode timeout 400 "$KFORGE" eval "$relu" "$relu_candidate" --target cuda \
@@ -86,13 +90,38 @@ relu512() {
   done
 }
 
+fullsize() {
+  [ -n "$KFORGE" ] || { echo "no kforge binary"; return 2; }
+  for name in ${FULLSIZE:-19_ReLU 23_Softmax 36_RMSNorm_ 47_Sum_reduction_over_a_dimension 96_HuberLoss}; do
+    problem=$(ls "$kb"/KernelBench/level*/"$name.py" | head -1)
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$RESULTS/fullsize-$name.mem" &
+    local poll=$!
+    start=$(date +%s%N)
+    timeout "${FULLSIZE_TIMEOUT:-500}" "$KFORGE" eval "$problem" "bench/realsize/candidates/$name.py" --target cuda \
+      --python "$PYTHON" --json "$RESULTS/fullsize-$name.json" >"$RESULTS/fullsize-$name.txt" 2>&1
+    local rc=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    kill $poll
+    "$PYTHON" - "$RESULTS/fullsize-$name.json" "$RESULTS/fullsize-$name.mem" "$name" "$rc" "$ms" <<'PY' | tee -a "$RESULTS/fullsize.jsonl"
+import json, os, sys
+path, mem, name, rc, ms = sys.argv[1:]
+doc = json.load(open(path)) if os.path.exists(path) else {}
+used = [int(x) for x in open(mem).read().split() if x.strip().isdigit()]
+timing = doc.get("timing") or {}
+print(json.dumps({"problem": name, "exit": int(rc), "command_ms": int(ms), "status": doc.get("status"),
+                  "error": (doc.get("error") or {}).get("message", "")[:300], "speedup_vs_eager": doc.get("speedup_vs_eager"),
+                  "transport": (doc.get("env") or {}).get("device_transport"), "lean": timing.get("lean", False),
+                  "phases_s": doc.get("phases_s"), "peak_gpu_mib": max(used) if used else None}))
+PY
+  done
+}
+
 report() {
   "$PYTHON" bench/device_transport_report.py "$RESULTS"
 }
 
 for s in $steps; do
   case "$s" in
-    unit|vmm|bundled|adversarial|relu512|report) run_step "$s" ;;
+    unit|vmm|bundled|adversarial|relu512|fullsize|report) run_step "$s" ;;
     *) echo "device_transport_check.sh: unknown step $s" >&2; exit 2 ;;
   esac
 done

@@ -71,6 +71,7 @@ struct EvalRun {
   std::optional<PrecisionAudit> precision_worst;            // the worst precision audit seen
   nlohmann::json static_failure;                            // a static check that failed, if any
   int timing_sets = 0;                                      // input sets the timed calls rotate through
+  bool lean_timing = false;                                 // fewer sets and kept outputs (timing_phase.h)
   std::vector<int> timing_trials;                           // the trial whose inputs each of those sets is
   bool reference_mutates_inputs = false;                    // the reference changes its own inputs
   RepetitionSampler sampler;                                // input schedules and checked repetitions

@@ -109,6 +109,9 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   lap("start_and_load_problem");
   if (loaded) {
     run.doc["globals"] = problem_reply["globals"];
+    run.lean_timing = problem_reply.value("lean_timing", false);
+    // How tensors travel between the workers (host memfds or device buffers: docs/worker-protocol.md).
+    run.doc["env"]["device_transport"] = problem_reply.value("device_transport", "host");
     run.doc["env"]["torch"] = problem_reply.value("torch", "");
     run.main_trials = opt.trials;
     bool candidate_loaded = false;

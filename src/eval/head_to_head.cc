@@ -59,7 +59,7 @@ HeadToHead time_head_to_head(EvalRun& a, EvalRun& b, EvalRun& baseline, WorkerPo
   CandidateTimer first(a, "a");
   CandidateTimer second(b, "b");
   BaselineTimer eager(baseline, "eager");
-  time_interleaved({&first, &second, &eager}, TimingPlan::from(a.opt), [&](const std::string& what) { a.phase(what); });
+  time_interleaved({&first, &second, &eager}, TimingPlan::from(a.opt, a.lean_timing), [&](const std::string& what) { a.phase(what); });
   record(result.a, a, first);
   record(result.b, b, second);
   result.eager = summarize(eager.samples_ms);
@@ -118,6 +118,7 @@ HeadToHead compare_candidates(const EvalOptions& options, const fs::path& candid
     else ready = false;
   }
   ready = ready && load_problem(reference, json(options.overrides), "main", &problem_reply);
+  a.lean_timing = b.lean_timing = reference.lean_timing = problem_reply.value("lean_timing", false);
   if (ready) {
     for (auto [run, worker] : {std::pair{&a, pair_a.cand.get()}, std::pair{&b, pair_b.cand.get()}}) {
       run->phase(fmt::format("loading candidate {}", run == &a ? "a" : "b"));

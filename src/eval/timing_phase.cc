@@ -191,7 +191,8 @@ bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
 bool prepare_candidate_timing(EvalRun& run, json& timing) {
   auto inputs_of = [&](int trial) { return fmt::format("inputs_main_{}", trial); };
   run.timing_trials.clear();
-  for (int k = 0; k < std::min(run.correctness.trials_passed, 3); ++k) run.timing_trials.push_back(k);
+  const int sets = run.lean_timing ? kLeanTimingSets : 3;
+  for (int k = 0; k < std::min(run.correctness.trials_passed, sets); ++k) run.timing_trials.push_back(k);
   for (int extra = 2000; run.timing_trials.size() < 2; ++extra) {
     WorkerReply made = run.ref->request("make_trial", {{"trial", extra}, {"seed", run.seed}, {"tag", "main"}},
                                         Seconds(run.opt.reference_timeout_s));
@@ -204,7 +205,8 @@ bool prepare_candidate_timing(EvalRun& run, json& timing) {
   run.timing_sets = static_cast<int>(run.timing_trials.size());
   json input_sets = json::array();
   for (int trial : run.timing_trials) input_sets.push_back(inputs_of(trial));
-  WorkerReply cp = run.cand->request("prepare_timing", {{"inputs", inputs_of(run.timing_trials[0])}, {"input_sets", input_sets}},
+  WorkerReply cp = run.cand->request("prepare_timing",
+                                     {{"inputs", inputs_of(run.timing_trials[0])}, {"input_sets", input_sets}, {"lean", run.lean_timing}},
                                      Seconds(run.opt.timeout_s));
   if (cp.kind != WorkerReply::kOk) {
     run.fail_from_candidate(cp, "preparing timing");
@@ -374,7 +376,7 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
 
   DeviceHold hold = hold_device_for_timing(run, pool, timing);
   keep(true);
-  if (!time_interleaved(order, TimingPlan::from(run.opt), [&](const std::string& what) { run.phase(what); }))
+  if (!time_interleaved(order, TimingPlan::from(run.opt, run.lean_timing), [&](const std::string& what) { run.phase(what); }))
     return std::nullopt;
 
   TimingOutcome outcome{summarize(candidate.samples_ms), summarize(eager.samples_ms), std::nullopt, {}, std::move(hold)};
@@ -384,6 +386,7 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
   }
   if (with_compile) outcome.compile = summarize(compile.samples_ms);
   timing["crosscheck"] = candidate.crosschecks;
+  if (run.lean_timing) timing["lean"] = true;
   timing["timed_output"] = {{"input_sets", run.timing_sets},
                             {"repetitions", run.timed_reps_kept},
                             {"repetitions_checked", run.timed_reps_checked},

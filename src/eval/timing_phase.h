@@ -6,6 +6,8 @@
 // PyTorch baselines (time_candidate) or two candidates against each other (head_to_head.h).
 #pragma once
 
+#include <algorithm>
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,11 +32,19 @@ namespace kforge {
 std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_ms, int reps, double untimed_ms = 0,
                                             double round_trip_ms = 0);
 
+// Lean timing (a trial-sized set of 1 GiB or more on the device path, the reference's load_problem
+// says so): two input sets, and blocks of two repetitions, both checked, so that a candidate keeps
+// two outputs of a block on the device instead of five (worker/kforge_worker/device_transport.py).
+inline constexpr int kLeanTimingSets = 2;
+inline constexpr int kLeanBlock = 2;
+
 struct TimingPlan {
   int warmup = 3;  // untimed repetitions of each function, before the rounds
   int reps = 30;   // timed repetitions of each function
   int block = 5;   // repetitions per block; one block of each function per round
-  static TimingPlan from(const EvalOptions& options) { return {options.warmup, options.reps, options.block}; }
+  static TimingPlan from(const EvalOptions& options, bool lean = false) {
+    return {options.warmup, options.reps, lean ? std::min(options.block, kLeanBlock) : options.block};
+  }
   int rounds() const { return block > 0 ? (reps + block - 1) / block : 0; }
 };
 

@@ -65,35 +65,57 @@ class CandidateSession:
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"])
         on_device = self.peer.backend is not None
-        # A second private copy, never handed out: what the inputs were (a view of the same memfd on
-        # the host, a copy of the same buffers on the device).
-        pristine = self.peer.get(req["inputs"]) if self.device == "cpu" or on_device else None
+        # What the inputs were: on the host a second private view of the same memfd, never handed out;
+        # on the device their digest (no second copy of a trial's inputs there).
+        before = _digests(inputs) if on_device else self.peer.get(req["inputs"]) if self.device == "cpu" else None
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
-        _, facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device)
+        facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device)[1:]
         self.correctness_types.update(facts.get("output_types", []))
         seconds = time.perf_counter() - start
-        # The snapshot and the inputs are copied into a fresh memfd, sealed before the reference sees it
-        # (device tensors into fresh device buffers, which the reference copies before this returns);
-        # only the inputs the call changed (the reference has the others as they were).
-        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": _changed_inputs(list(inputs), pristine),
-                                       "facts": facts})
+        changed = _changed_inputs(list(inputs), before)
+        del inputs, before
+        # The snapshot and the changed inputs are copied into a fresh memfd, sealed before the reference
+        # sees it (device tensors into fresh device buffers, which the reference copies before this
+        # returns); only the inputs the call changed (the reference has the others as they were).
+        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts})
+        del snapshot, changed
+        session.release_cached_memory(self.device)
         return {"seconds": seconds}
 
     def prepare_timing(self, req: dict) -> dict:
-        self.timing_inputs = self._fetch(req["inputs"])
-        self.timing_sets = [self._fetch(name) for name in req.get("input_sets", [])]
-        self.prepared_sets = len(self.timing_sets)
-        # What a time without a schedule restores before each call (on the device, like the buffers).
-        self.current_source = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.timing_inputs]
+        self.timing_names = [req["inputs"]] + list(req.get("input_sets", []))
+        self.prepared_sets = len(self.timing_names) - 1
+        # Lean timing (large trials on the device path) fetches the buffers and sets for each block
+        # and lets them go after it, so that they are not on the device while the reference times.
+        self.lean = bool(req.get("lean"))
+        self.timing_inputs = self.timing_sets = self.current_source = None
+        if not self.lean:
+            self.timing_inputs, self.timing_sets, self.current_source = self._timing_buffers()
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
+
+    def _timing_buffers(self):
+        """(the buffers timed calls run on, the input sets a schedule names, what a call without a
+        schedule restores): the ones kept, else fetched now."""
+        if self.timing_inputs is not None:
+            return self.timing_inputs, self.timing_sets, self.current_source
+        inputs = self._fetch(self.timing_names[0])
+        sets = [self._fetch(name) for name in self.timing_names[1:]]
+        # The first set where it is the same inputs (sets are only ever read), else a copy.
+        current = sets[0] if self.timing_names[1:2] == self.timing_names[:1] else [
+            t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+        return inputs, sets, current
+
+    def profiling_inputs(self) -> list:
+        return self._timing_buffers()[0]
 
     def timing_inputs_cmd(self, req: dict) -> dict:
         """Adds an input set never seen before (fresh inputs) to those a schedule names, as set ``set``:
         the one after the prepared sets, which the next fresh set replaces."""
-        fresh = self._fetch(req["path"])
-        self.timing_sets = self.timing_sets[:self.prepared_sets] + [fresh]
+        self.timing_names = self.timing_names[:1 + self.prepared_sets] + [req["path"]]
+        if self.timing_sets is not None:
+            self.timing_sets = self.timing_sets[:self.prepared_sets] + [self._fetch(req["path"])]
         return {"set": self.prepared_sets}
 
     def timing_outputs(self, req: dict) -> dict:
@@ -110,13 +132,13 @@ class CandidateSession:
         that set copied into the timing buffers first, otherwise the first prepared set."""
         reps = int(req["reps"])
         schedule = [int(k) for k in req["schedule"]] if req.get("schedule") else None
-        if schedule is not None and (len(schedule) != reps or not all(0 <= k < len(self.timing_sets)
+        if schedule is not None and (len(schedule) != reps or not all(0 <= k < len(self.timing_names) - 1
                                                                       for k in schedule)):
             raise ValueError("the schedule names one known input set per repetition")
-        sources = self.timing_sets if schedule is not None else [self.current_source]
         self.block = None  # the last block's kept outputs go before this one's are made
-        block = timed_reps.Block(self.timing_inputs, sources, schedule, self.correctness_types)
-        inputs = self.timing_inputs
+        inputs, sets, current = self._timing_buffers()
+        block = timed_reps.Block(inputs, sets if schedule is not None else [current], schedule, self.correctness_types)
+        del sets, current
         model = self.model
         returned = block.returned
 
@@ -130,6 +152,10 @@ class CandidateSession:
         finally:
             events = self.watch.end_timing()
         self.block = block
+        if self.lean:
+            block.release_live()
+            del inputs, call
+            session.release_cached_memory(self.device)
         return {"times_ms": times, "events": events, "tampered": self.watch.tampered(), **block.facts()}
 
     def _fetch(self, name: str):
@@ -142,15 +168,34 @@ class CandidateSession:
                 **profiling.handlers(self)}
 
 
+class _Digest:
+    """A tensor input as it was, by its tensors.digest."""
+
+    def __init__(self, value: torch.Tensor):
+        self.digest = tensors.digest(value)
+
+    def matches(self, value) -> bool:
+        return isinstance(value, torch.Tensor) and tensors.digest(value) == self.digest
+
+
+def _digests(inputs: list) -> list:
+    """What the inputs were, without a second copy: each tensor's digest, other values as they are."""
+    return [_Digest(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+
+
 def _changed_inputs(inputs: list, pristine) -> dict:
-    """{"changed": {index: value}}: the entries of ``inputs`` that differ from ``pristine`` (all of
-    them without it), for the reference's in-place check."""
+    """{"changed": {index: value}}: the entries of ``inputs`` that differ from ``pristine`` (the inputs
+    as they were, or their _digests; all of them without it), for the reference's in-place check."""
     changed = {}
     for i, value in enumerate(inputs):
-        before = pristine[i] if pristine is not None and i < len(pristine) else None
-        same = (isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor) and value.device == before.device
-                and timed_reps.same_bits(value, before)) or (
-            not isinstance(value, torch.Tensor) and pristine is not None and i < len(pristine) and value == before)
+        known = pristine is not None and i < len(pristine)
+        before = pristine[i] if known else None
+        if isinstance(before, _Digest):
+            same = before.matches(value)
+        elif isinstance(value, torch.Tensor):
+            same = isinstance(before, torch.Tensor) and value.device == before.device and timed_reps.same_bits(value, before)
+        else:
+            same = known and value == before
         if not same:
             changed[i] = value
     return {"changed": changed, "count": len(inputs)}

@@ -24,19 +24,40 @@ ENV = "KFORGE_DEVICE_TRANSPORT"
 MODES = ("host", "vmm")
 
 
-# Sets of a trial's size the device path holds on the GPU at once, reference and candidate together:
-# the reference's inputs, its copy as drawn, the published buffer and its outputs; the candidate's
-# private copy of the inputs, its outputs, their snapshot and exported buffer; the reference's copy
-# of those; the comparison's slices. 19_ReLU at its own size (6.4 GB in, 6.4 GB out) did not fit an
-# 80 GB H100 that way (bench/results/20261125-h100-device-transport); it is checked on the host path.
-DEVICE_PATH_SETS = 12
-DEVICE_PATH_SHARE = 0.8  # of the device's free memory: contexts, allocator slack, kernels' own scratch
+# What the device path holds on the GPU at once, reference and candidate together, in trial-sized
+# inputs (I) and outputs (O), at the busiest moments:
+# - correctness, checking trial t: the reference's published inputs of the two trials timing swaps
+#   in, of trial t and of t+1 (drawn ahead), its call's inputs of t and t+1 (6 I), its outputs and
+#   its copy of the candidate's (2 O); the candidate holds nothing between its calls (its call: I and
+#   2 O). The float64 audit of trial 0 runs on the host with lean timing.
+# - lean timing, a candidate block: the two published sets, the candidate's buffers and its two sets
+#   (5 I), two kept outputs, the call's, and the reference's outputs for the checks (4 O). The
+#   reference draws its timing inputs again for each of its blocks and lets them go after it, the
+#   candidate fetches its own for each of its blocks.
+# - without lean timing (sets under LEAN_BYTES): three timing sets, kept in both processes, and five
+#   kept outputs: 11 I and 9 O, and the float64 audit on the device.
+# The forward's temporaries beyond its outputs come on top, twice for the float64 audit.
+LEAN_BYTES = 1 << 30  # a trial-sized set from which on timing is lean
+DEVICE_PATH_SHARE = 0.85  # of the device's free memory: contexts, allocator slack, kernels' own scratch
+
+
+def lean(figures: dict) -> bool:
+    """Whether timing keeps only what a block needs (two input sets, two kept outputs, nothing
+    between blocks): trials whose inputs or outputs take LEAN_BYTES and more."""
+    return max(int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0))) >= LEAN_BYTES
+
+
+def device_bytes(figures: dict) -> int:
+    """The most the device path holds at once for a problem (``figures``: memory_estimate.trace's)."""
+    i, o = int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0))
+    temporaries = max(0, int(figures.get("forward_peak_bytes", 0)) - o)
+    if lean(figures):
+        return max(6 * i + 2 * o, 5 * i + 4 * o) + temporaries
+    return 11 * i + 9 * o + 3 * temporaries
 
 
 def fits_on_device(figures: dict, free_bytes: int) -> bool:
-    """Whether the device path's copies of a trial (``figures``: memory_estimate.trace's) fit."""
-    per_set = max(int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0)))
-    return DEVICE_PATH_SETS * per_set <= DEVICE_PATH_SHARE * free_bytes
+    return device_bytes(figures) <= DEVICE_PATH_SHARE * free_bytes
 
 
 def select(device: str, environ=os.environ, supported=None, fits=lambda: True) -> str:

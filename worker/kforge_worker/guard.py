@@ -84,7 +84,7 @@ class Guard:
 
     def sol(self, ref, req: dict) -> dict:
         trial = ref.trial(int(req.get("trial", 0)))
-        inputs = tensors.copy_to(trial["inputs_before"], ref.device)
+        inputs = tensors.copy_to(ref.inputs_before(trial), ref.device)
         try:
             flops = sol.count_flops(ref.model, inputs)
         except Exception as exc:
@@ -108,11 +108,11 @@ class Guard:
         trial = ref.trial(int(req.get("trial", 0)))
         others = ref.trials.others_with_inputs(int(req.get("trial", 0)))
         if others:
-            other_inputs = others[0]["inputs_before"]
+            other_inputs = ref.inputs_before(others[0])
         else:
             session.seed_everything(session.trial_seed(int(req["seed"]), 20_000))
             other_inputs = tensors.to_device(list(ref.module.get_inputs()), ref.device)
-        inputs = tensors.copy_to(list(trial["inputs_before"]), ref.device)
+        inputs = tensors.copy_to(list(ref.inputs_before(trial)), ref.device)
         dependent = sol.dependent_inputs(ref._forward, inputs, tensors.to_device(list(other_inputs), ref.device),
                                          trial["outputs"])
         peaks = sol.device_peaks(ref.device, req.get("peaks_cache"))
@@ -143,16 +143,19 @@ class Guard:
 
     def _float64_reference(self, ref, record: dict):
         """The float64 reference of a trial, built when its check needs it (None where the model
-        cannot run in float64)."""
+        cannot run in float64). With lean timing (trials of a GiB and more on the device path) it is
+        computed on the host: its float64 inputs and outputs are four trial-sized sets, which the
+        device has no room for beside the trial's own."""
         if "outputs64" not in record:
+            where = "cpu" if ref.lean else ref.device
             if self._model64 is None or self._model64[0] is not ref.model:
                 try:
-                    self._model64 = (ref.model, precision.float64_model(ref.model))
+                    self._model64 = (ref.model, precision.float64_model(ref.model).to(where))
                 except Exception:
                     self._model64 = (ref.model, None)  # not copyable: no float64 reference, no audit
             model64 = self._model64[1]
             outputs64 = None if model64 is None else precision.float64_outputs(
-                model64, tensors.to_device(record["inputs_before"], ref.device), on_device=ref.on_device)
+                model64, tensors.to_device(ref.inputs_before(record), where), on_device=ref.on_device and not ref.lean)
             record["outputs64"] = None if outputs64 is None else precision.Float64Reference(record["outputs"],
                                                                                              outputs64)
         return record["outputs64"]

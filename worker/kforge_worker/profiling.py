@@ -124,9 +124,9 @@ def profile_range(call, device: str, reps: int, warmup: int = 2) -> dict:
 
 def handlers(session) -> dict:
     """The two commands for a worker session: both profile ``session.model`` called on the timing
-    inputs (``session.timing_inputs``, set when timing was prepared) on ``session.device``."""
+    inputs (``session.profiling_inputs()``, once timing was prepared) on ``session.device``."""
     def forward():
-        model, inputs = session.model, session.timing_inputs
+        model, inputs = session.model, session.profiling_inputs()
 
         def call():
             with torch.no_grad():

@@ -5,10 +5,12 @@ process (which runs untrusted code) has nothing to copy from. Inputs go to the c
 outputs come back, as sealed memfds (transport.py): no file, no unpickling, and nothing the
 candidate could change after handing it over. kforge (C++) turns the numbers into a verdict.
 
-With the device transport (device_transport.py, off by default) trials stay where the computation
-runs: inputs are drawn on the device and cross as device buffers, the reference's call of a trial
-after the first runs when its check needs the outputs, outputs are compared there, and at most one
-trial's tensors are on the device at a time (trial_store.py).
+With the device transport (device_transport.py) trials stay where the computation runs: inputs are
+drawn on the device and cross as device buffers, the reference's call of a trial after the first runs
+when its check needs the outputs, outputs are compared there, and at most one trial's tensors are on
+the device at a time (trial_store.py). There a trial's inputs as drawn are not kept but drawn again
+from its seed when a command needs them (checked against their digest): one trial-sized set fewer on
+the device, and nothing to park on the host.
 """
 
 import gc
@@ -23,9 +25,11 @@ from kforge_worker.errors import ProblemError
 from kforge_worker.timing import make_timer
 
 # The trials kforge may ask for again after their check (src/eval/timing_phase.cc): the first three
-# main trials and the extra sets drawn for timing are swapped in and checked against during timing;
-# trial 0 also serves sol, hard_bound and profiles. Fresh-input trials (1000+) are checked once.
+# main trials (two with lean timing) and the extra sets drawn for timing are swapped in and checked
+# against during timing; trial 0 also serves sol, hard_bound and profiles. Fresh-input trials (1000+)
+# are checked once.
 TIMING_EXTRA_TRIALS = 2000
+TIMING_SETS, LEAN_TIMING_SETS = 3, 2
 
 
 class ReferenceSession:
@@ -39,6 +43,10 @@ class ReferenceSession:
         self.timer = None
         self.shared_dir = "."
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
+        self.redraw = None  # device path: whether get_inputs() draws the same values again from a seed
+        self.lean = False  # device path at sizes where every trial-sized set counts (device_transport.lean)
+        self.timing_trials = []
+        self.figures = _NOT_TRACED
 
     # -- commands ---------------------------------------------------------------------------
     def load_problem(self, req: dict) -> dict:
@@ -50,7 +58,8 @@ class ReferenceSession:
         path = transport.socket_path(self.shared_dir)
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
-        mode = device_transport.select(self.device, fits=lambda: self._fits_on_device())
+        self.figures = _NOT_TRACED
+        mode = device_transport.select(self.device, fits=self._fits_on_device)
         if self.exchange is None or self.exchange.path != path or self.exchange.mode != mode:
             self._close_exchange()
             self.exchange = transport.Exchange(path, device_transport.backend(mode, self.device))
@@ -67,7 +76,9 @@ class ReferenceSession:
         if self.trials.on_device:  # the last shape's trials: their buffers go with them
             for record in self.trials.records.values():
                 self.exchange.unpublish(record["name"])
+        self.lean = self.on_device and device_transport.lean(self._memory_figures() or {})
         self.trials = self._new_store()
+        self.redraw = None
         self.compiled = None
         variants = []
         if int(req.get("variants", 0)) > 0:
@@ -77,6 +88,7 @@ class ReferenceSession:
             "variants": variants,
             "transport": self.exchange.path,
             "device_transport": self.exchange.mode,
+            "lean_timing": self.lean,
             "init_inputs": f"init_{tag}",
             "state": f"state_{tag}",
             "globals": _size_globals(self.module),
@@ -87,13 +99,20 @@ class ReferenceSession:
     def on_device(self) -> bool:
         return self.exchange is not None and self.exchange.mode != "host"
 
+    def _memory_figures(self):
+        """memory_estimate.trace's figures for the loaded problem (traced once), or None where the meta
+        device cannot run it."""
+        if self.figures is _NOT_TRACED:
+            try:
+                self.figures = memory_estimate.trace(self.module)
+            except Exception:
+                self.figures = None
+        return self.figures
+
     def _fits_on_device(self) -> bool:
-        try:
-            figures = memory_estimate.trace(self.module)
-        except Exception:  # the meta device cannot run it: the host path, which needs no estimate
-            return False
-        free = memory_estimate.device_memory(self.device)["free_bytes"]
-        return device_transport.fits_on_device(figures, free)
+        figures = self._memory_figures()  # none: the host path, which needs no estimate
+        return figures is not None and device_transport.fits_on_device(
+            figures, memory_estimate.device_memory(self.device)["free_bytes"])
 
     def draw_inputs(self, seed: int) -> list:
         """A set of inputs for ``seed``, drawn as the trials' are: on the device with the device
@@ -111,9 +130,12 @@ class ReferenceSession:
         record = {"tag": tag, "name": name, "main": tag == "main" and trial < 1000}
         if self.on_device:
             inputs = self._unshared(draw_on_device(self.module, seed, self.device))
-            # The candidate gets copies in buffers of their own; this process keeps its own copy of
-            # the inputs as drawn and never reads the buffers again.
-            record["inputs_before"] = tensors.copy_to(inputs, self.device)
+            # The candidate gets copies in buffers of their own; this process never reads the buffers
+            # again. The inputs as drawn are drawn again when needed (inputs_before), or, where
+            # get_inputs() cannot do that, kept as a copy.
+            record.update(seed=seed, digest=tensors.digest(inputs))
+            if not self._redraws(record, inputs):
+                record["inputs_before"] = tensors.copy_to(inputs, self.device)
             self.exchange.publish(name, inputs, device=True)
         else:
             session.seed_everything(seed)
@@ -129,7 +151,7 @@ class ReferenceSession:
         reply.update({"outputs": tensors.describe(record["outputs"]), "seconds": record["seconds"],
                       "output_bytes": tensors.nbytes(record["outputs"])})
         if req.get("check_determinism"):
-            again = self._forward(tensors.copy_to(record["inputs_before"], self.device))
+            again = self._forward(self.inputs_before(record, own=True))
             try:
                 compare.compare(record["outputs"], again)
             except compare.Mismatch as m:
@@ -154,6 +176,27 @@ class ReferenceSession:
         self.guard.after_trial(self, record, inputs, outputs)
         return record
 
+    def inputs_before(self, record: dict, own: bool = False) -> list:
+        """A trial's inputs as drawn: the kept copy (with ``own``, a copy of it the caller may change),
+        else drawn again from the trial's seed."""
+        if "inputs_before" in record:
+            return tensors.copy_to(record["inputs_before"], self.device) if own else record["inputs_before"]
+        inputs = draw_on_device(self.module, record["seed"], self.device)
+        if tensors.digest(inputs) != record["digest"]:
+            raise ProblemError("get_inputs() drew different values for the same seed a second time: "
+                               "a trial's inputs cannot be drawn again")
+        return inputs
+
+    def _redraws(self, record: dict, inputs: list) -> bool:
+        """Whether inputs as drawn can be drawn again instead of kept, decided at the first trial: a
+        second drawing from the same seed gives the same values in storages of its own (a problem
+        that hands out the same tensors every time would give back what a call changed)."""
+        if self.redraw is None:
+            again = draw_on_device(self.module, record["seed"], self.device)
+            self.redraw = (not tensors.storages(again) & tensors.storages(inputs)
+                           and tensors.digest(again) == record["digest"])
+        return self.redraw
+
     def trial(self, trial: int) -> dict:
         """A trial's record with its reference outputs, for the commands that read them."""
         return self._reference_call(trial)
@@ -166,6 +209,7 @@ class ReferenceSession:
             return self._check(number, self._reference_call(number, need), req)
         finally:
             self.trials.finish(number)
+            session.release_cached_memory(self.device)
 
     def _check(self, number: int, trial: dict, req: dict) -> dict:
         got = self.exchange.take(req["candidate_outputs"])
@@ -179,23 +223,27 @@ class ReferenceSession:
         self.guard.after_match(self, number, trial, got, req, reply)
         if req.get("timing"):
             return reply  # a timed repetition's outputs only: its inputs are checked in the candidate's process
-        # The caller sees the inputs after the call: they must be what the reference leaves them as.
-        try:
-            compare.compare(trial["inputs_after"], _inputs_after(trial["inputs_before"], got.get("inputs_after")),
-                            path="input")
-        except compare.Mismatch as m:
-            reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": _mutates(trial)}
+        # The caller sees the inputs after the call: they must be what the reference leaves them as
+        # (both left them alone: nothing to compare).
+        reported = got.get("inputs_after")
+        if _mutates(trial) or not _unchanged(reported, len(trial["inputs_after"])):
+            try:
+                compare.compare(trial["inputs_after"], _inputs_after(self.inputs_before(trial), reported), path="input")
+            except compare.Mismatch as m:
+                reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": _mutates(trial)}
         if self.on_device:
             _mutates(trial)  # worked out before the store lets the inputs after the call go
         return reply
 
     def prepare_timing(self, req: dict) -> dict:
         trial = self.trial(int(req.get("trial", 0)))
-        self.timing_inputs = tensors.copy_to(trial["inputs_before"], self.device)
+        self.timing_trials = [int(req.get("trial", 0))] + [int(t) for t in req.get("sets", [])]
+        self.timing_inputs = self.inputs_before(trial, own=True)
         mutates = _mutates(trial)
-        # The baselines are timed on the same input sets, swapped the same way, as the candidate.
-        self.timing_sets = [tensors.to_device(self.trials.records[int(t)]["inputs_before"], self.device)
-                            for t in req.get("sets", [])]
+        # The baselines are timed on the same input sets, swapped the same way, as the candidate. Lean
+        # timing keeps none of them between blocks: each is drawn again where it is swapped in.
+        self.timing_sets = [] if self.lean else [tensors.to_device(self.inputs_before(self.trials.records[t]), self.device)
+                                                 for t in self.timing_trials[1:]]
         self.timer = make_timer(self.device)
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if req.get("compile_baseline", True):
@@ -208,27 +256,41 @@ class ReferenceSession:
             except Exception as exc:
                 self.compiled = None
                 reply["compile_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        if self.lean:
+            self.timing_inputs = None
+            session.release_cached_memory(self.device)
         return reply
 
     def time(self, req: dict) -> dict:
         fn_model = self.compiled if req["which"] == "compile" else self.model
         if fn_model is None:
             raise RuntimeError(f"no {req['which']} baseline prepared")
-        inputs = self.timing_inputs
         schedule = [int(k) for k in req.get("schedule") or []]
-        sets = self.timing_sets
+        inputs = self._drawn_set(0) if self.lean else self.timing_inputs
+        swaps = bool(schedule) and len(self.timing_trials) > 1
 
         def swap(rep: int) -> None:
-            timed_reps.write_inputs(inputs, sets[schedule[rep]])
+            k = schedule[rep]
+            timed_reps.write_inputs(inputs, self._drawn_set(k + 1) if self.lean else self.timing_sets[k])
 
         def call():
             with torch.no_grad():
                 fn_model(*inputs)
 
-        reply = {"times_ms": self.timer.measure(call, int(req["reps"]), before=swap if schedule and sets else None)}
+        reply = {"times_ms": self.timer.measure(call, int(req["reps"]), before=swap if swaps else None)}
         if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
             reply["device_state"] = self.timer.device_state()
+        if self.lean:
+            del inputs
+            session.release_cached_memory(self.device)
         return reply
+
+    def profiling_inputs(self) -> list:
+        return self._drawn_set(0) if self.lean else self.timing_inputs
+
+    def _drawn_set(self, index: int) -> list:
+        """Lean timing: timing set ``index`` (0: the inputs of prepare_timing's trial) drawn again."""
+        return self.inputs_before(self.trials.records[self.timing_trials[index]], own=True)
 
     def reset(self, req: dict) -> dict:
         """Forgets the last evaluation (model, trials, baselines), so the process can serve the next one."""
@@ -257,8 +319,10 @@ class ReferenceSession:
         if not self.on_device:
             return trial_store.TrialStore(False)
         device = self.device
+        sets = LEAN_TIMING_SETS if self.lean else TIMING_SETS
+        keep = lambda trial, record: record["tag"] == "main" and (trial < sets or trial >= TIMING_EXTRA_TRIALS)
         return trial_store.TrialStore(True, park=tensors.to_pinned_host, unpark=lambda obj: tensors.to_device(obj, device),
-                          keep=_asked_for_again,
+                          keep=keep,
                           on_drop=lambda trial, record: self.exchange.unpublish(record["name"]))
 
     def _close_exchange(self) -> None:
@@ -272,6 +336,9 @@ class ReferenceSession:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
+
+
+_NOT_TRACED = object()
 
 
 def draw_on_device(module, seed: int, device: str) -> list:
@@ -290,15 +357,20 @@ def draw_on_device(module, seed: int, device: str) -> list:
     return tensors.to_device(inputs, device)
 
 
-def _asked_for_again(trial: int, record: dict) -> bool:
-    return record["tag"] == "main" and (trial < 3 or trial >= TIMING_EXTRA_TRIALS)
-
-
 def _mutates(record: dict) -> bool:
-    """Whether the reference's own call changed its inputs (worked out once, while both are kept)."""
+    """Whether the reference's own call changed its inputs (worked out once, while both are kept; by
+    digest where the inputs as drawn are not kept)."""
     if "mutates_inputs" not in record:
-        record["mutates_inputs"] = compare.same_values(record["inputs_before"], record["inputs_after"]) is not None
+        if "inputs_before" in record:
+            record["mutates_inputs"] = compare.same_values(record["inputs_before"], record["inputs_after"]) is not None
+        else:
+            record["mutates_inputs"] = tensors.digest(record["inputs_after"]) != record["digest"]
     return record["mutates_inputs"]
+
+
+def _unchanged(reported, count: int) -> bool:
+    """Whether a candidate reported that its call left all ``count`` inputs as they were."""
+    return isinstance(reported, dict) and reported.get("changed") == {} and reported.get("count") == count
 
 
 def _inputs_after(before: list, reported):

@@ -77,5 +77,17 @@ def set_precision(policy: str) -> None:
     torch.set_float32_matmul_precision("high" if allow else "highest")
 
 
+RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused between commands
+
+
+def release_cached_memory(device: str) -> None:
+    """Hands the caching allocator's unused blocks back to the driver once they pass 1 GiB: the
+    reference and the candidate take turns on one GPU, and what one process keeps cached the other
+    cannot use (at KernelBench's own sizes every trial-sized set counts)."""
+    if device.startswith("cuda") and torch.cuda.is_initialized():
+        if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_CACHED_ABOVE:
+            torch.cuda.empty_cache()
+
+
 def private_path(name: str) -> str:
     return os.path.join(os.environ.get("KFORGE_WORKDIR", "."), name)

@@ -107,6 +107,12 @@ class Block:
                for b, s in zip(self.buffers, source)):
             self.inputs_changed.append(rep)
 
+    def release_live(self) -> None:
+        """Lets go of the buffers, the sets and the last call's outputs; outputs_of still works."""
+        self.buffers = self.sources = None
+        self.returned.clear()
+        self.returned_structure = _skeleton(getattr(self, "returned_structure", None))
+
     def facts(self) -> dict:
         return {"inputs_changed": self.inputs_changed[:20], "inputs_changed_count": len(self.inputs_changed),
                 "new_output_types": sorted(self.new_types), "untimed_ms": self.untimed_ns / 1e6}
@@ -123,8 +129,21 @@ class Block:
         return _rebuild(self.returned_structure, copies, on_host)
 
 
-def _rebuild(obj, copies, on_host: bool):
+_SLOT = object()  # where a tensor was, in a structure whose tensors were let go
+
+
+def _skeleton(obj):
     if isinstance(obj, torch.Tensor):
+        return _SLOT
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_skeleton(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _skeleton(v) for k, v in obj.items()}
+    return obj
+
+
+def _rebuild(obj, copies, on_host: bool):
+    if isinstance(obj, torch.Tensor) or obj is _SLOT:
         t = next(copies)
         return None if t is None else t.cpu() if on_host else t
     if isinstance(obj, (list, tuple)):

@@ -1,6 +1,7 @@
 """The reference's trials, and on a device which one of them is there.
 
-A trial's record holds the inputs as drawn (``inputs_before``), the inputs after the reference's
+A trial's record holds the inputs as drawn (``inputs_before``, or on a device the seed and digest
+to draw them again from: reference.py), the inputs after the reference's
 call (``inputs_after``), the outputs, the float64 outputs of an audited trial (``outputs64``) and
 the facts judged later. On the host (``on_device`` False) records are kept as they are.
 
@@ -101,5 +102,7 @@ class TrialStore:
         self._on_drop(trial, record)
 
     def others_with_inputs(self, trial: int) -> list:
-        """Records of other trials whose inputs are still kept (on the device or parked), by trial."""
-        return [r for n, r in sorted(self.records.items()) if n != trial and "inputs_before" in r]
+        """Records of other trials whose inputs are still kept (on the device or parked) or can be
+        drawn again, by trial."""
+        return [r for n, r in sorted(self.records.items())
+                if n != trial and ("inputs_before" in r or "digest" in r)]

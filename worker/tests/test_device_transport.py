@@ -32,11 +32,18 @@ def test_the_device_transport_is_on_for_a_cuda_device_that_can_share_buffers():
 def test_a_trial_too_large_for_the_device_path_goes_through_the_host():
     can = lambda index: True
     gb = 1 << 30
-    relu_full = {"input_bytes": 6 * gb, "output_bytes": 6 * gb}  # 19_ReLU at its own size
+    relu_full = {"input_bytes": 6 * gb, "output_bytes": 6 * gb, "forward_peak_bytes": 6 * gb}  # 19_ReLU's own size
     relu_512 = {"input_bytes": gb * 3 // 4, "output_bytes": gb * 3 // 4}
-    free = 78 * gb  # an 80 GB H100
-    assert not device_transport.fits_on_device(relu_full, free)
-    assert device_transport.fits_on_device(relu_512, free)
+    sum_full = {"input_bytes": 8 * gb, "output_bytes": 1 << 20, "forward_peak_bytes": 1 << 20}  # 47_Sum_reduction
+    avg_pool_full = {"input_bytes": 16 * gb, "output_bytes": 15 * gb, "forward_peak_bytes": 15 * gb}  # 45_Average_Pooling_2D
+    free = 79 * gb  # an 80 GB H100
+    assert device_transport.lean(relu_full) and not device_transport.lean(relu_512)
+    assert device_transport.device_bytes(relu_full) == 54 * gb  # max(6 I + 2 O, 5 I + 4 O)
+    assert device_transport.device_bytes(relu_512) == 15 * gb
+    for fits in (relu_full, relu_512, sum_full):
+        assert device_transport.fits_on_device(fits, free)
+    assert not device_transport.fits_on_device(avg_pool_full, free)
+    assert not device_transport.fits_on_device(relu_full, 50 * gb)
     assert device_transport.select("cuda:0", {}, can, lambda: False) == "host"
     assert device_transport.select("cuda:0", {}, can, lambda: True) == "vmm"
     assert device_transport.select("cuda:0", {"KFORGE_DEVICE_TRANSPORT": "vmm"}, can, lambda: False) == "vmm"

@@ -34,6 +34,19 @@ class ModelNew(torch.nn.Module):
         return torch.clamp_min(x, 0) + y
 """
 
+# A problem that hands out the same tensor every time: its inputs as drawn cannot be drawn again.
+SAME_TENSORS = """
+import torch
+X = torch.randn(64, 32)
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [X]
+def get_init_inputs():
+    return []
+"""
+
 MUTATES = """
 import torch
 class ModelNew(torch.nn.Module):
@@ -49,7 +62,9 @@ SCENARIO = textwrap.dedent("""
     from fake_device_backend import FakeBackend
     from kforge_worker import candidate, device_transport, reference
 
-    problem, honest, mutates, shared, device = sys.argv[1:6]
+    problem, honest, mutates, same_tensors, shared, device, lean = sys.argv[1:8]
+    if lean == "lean":  # timing that keeps two sets and nothing of the reference's between blocks
+        device_transport.lean = lambda figures: True
     if device == "cpu":  # the fake backend: every tensor counts as a device tensor
         backend = FakeBackend()
         device_transport.select = lambda device, environ=None, supported=None, fits=None: "vmm"
@@ -61,6 +76,7 @@ SCENARIO = textwrap.dedent("""
     ref = reference.ReferenceSession()
     loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
     out["mode"] = loaded["device_transport"]
+    out["lean"] = loaded["lean_timing"]
 
     def start(path):
         cand = candidate.CandidateSession()
@@ -89,6 +105,8 @@ SCENARIO = textwrap.dedent("""
     out["dropped"] = sorted(ref.trials.dropped)
     out["outputs_kept"] = sorted(n for n, r in ref.trials.records.items() if "outputs" in r)
     out["published"] = sorted(n for n in ref.exchange._published if n.startswith("inputs_"))
+    out["redraw"] = ref.redraw
+    out["inputs_kept"] = sorted(n for n, r in ref.trials.records.items() if "inputs_before" in r)
 
     # A wrong answer is caught on the trial's own values.
     cand.peer.put("wrong", {"outputs": torch.zeros(64, 32), "inputs_after": {"changed": {}, "count": 2}, "facts": {}})
@@ -96,13 +114,21 @@ SCENARIO = textwrap.dedent("""
     out["wrong"] = ref.check({"trial": 1001, "candidate_outputs": "wrong", "timing": True})["match"]
 
     # Timing: parked sets come back for the baselines and for the checks of timed repetitions.
-    ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": [0, 1, 2]})
-    cand.prepare_timing({"inputs": "inputs_main_0", "input_sets": ["inputs_main_0", "inputs_main_1", "inputs_main_2"]})
-    block = cand.time({"reps": 6, "schedule": [0, 1, 2, 2, 1, 0]})
+    sets = [0, 1] if loaded["lean_timing"] else [0, 1, 2]
+    schedule = [k % len(sets) for k in (0, 1, 2, 2, 1, 0)]
+    ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": sets})
+    cand.prepare_timing({"inputs": "inputs_main_0", "input_sets": [f"inputs_main_{k}" for k in sets],
+                         "lean": loaded["lean_timing"]})
+    out["baseline"] = len(ref.time({"which": "eager", "reps": 6, "schedule": schedule})["times_ms"])
+    out["reference_timing_sets"] = len(ref.timing_sets) + (ref.timing_inputs is not None)
+    block = cand.time({"reps": 6, "schedule": schedule})
     out["inputs_changed"] = block["inputs_changed_count"]
+    # What the candidate keeps between blocks: its buffers and sets, and the last call's outputs.
+    out["candidate_keeps"] = [cand.timing_inputs is not None, cand.block.buffers is not None,
+                              bool(cand.block.returned)]
     cand.timing_outputs({"picks": [{"rep": r, "outputs": f"rep_{r}"} for r in range(6)]})
     out["timed"] = [ref.check({"trial": k, "candidate_outputs": f"rep_{r}", "timing": True})["match"]
-                    for r, k in enumerate([0, 1, 2, 2, 1, 0])]
+                    for r, k in enumerate(schedule)]
     cand.timing_outputs({"picks": [{"rep": 0, "outputs": "rep_0_again"}]})
     out["timed_other_set"] = ref.check({"trial": 1, "candidate_outputs": "rep_0_again", "timing": True})["match"]
 
@@ -113,15 +139,21 @@ SCENARIO = textwrap.dedent("""
     ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
     bad.run({"inputs": "inputs_main_0", "outputs": "m_0"})
     out["mutation"] = "input_mutation" in ref.check({"trial": 0, "candidate_outputs": "m_0"})
+
+    ref.reset({})
+    ref.load_problem({"device": device, "shared_dir": shared, "problem": same_tensors, "seed": 3})
+    ref.make_trial({"trial": 0, "seed": 3})
+    out["same_tensors"] = [ref.redraw, "inputs_before" in ref.trials.records[0]]
     print(json.dumps(out))
 """)
 
 
+@pytest.mark.parametrize("lean", ["lean", "full"])
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA GPU: the real VMM backend needs one"))])
-def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device):
+def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lean):
     files = {}
-    for name, text in (("problem", PROBLEM), ("honest", HONEST), ("mutates", MUTATES)):
+    for name, text in (("problem", PROBLEM), ("honest", HONEST), ("mutates", MUTATES), ("same_tensors", SAME_TENSORS)):
         files[name] = tmp_path / f"{name}.py"
         files[name].write_text(text)
     shared = tmp_path / "shared"
@@ -130,22 +162,32 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([worker, os.path.join(worker, "tests")]),
            "KFORGE_WORKDIR": str(tmp_path)}
     run = subprocess.run([sys.executable, "-c", SCENARIO, str(files["problem"]), str(files["honest"]),
-                          str(files["mutates"]), str(shared), device], capture_output=True, text=True, env=env, timeout=300)
+                          str(files["mutates"]), str(files["same_tensors"]), str(shared), device, lean], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-4000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
+    assert out["lean"] is (lean == "lean")
+    kept = [0, 1] if lean == "lean" else [0, 1, 2]
     assert {"outputs", "output_bytes", "seconds"} <= set(out["first_reply"])
     # Every trial matches, no input mutation; the first is audited against float64.
     assert all(match and not mutation for match, mutation, _ in out["checks"]), out["checks"]
     assert out["checks"][0][2]
-    # Trials 0-2 (timing sets) are kept (parked off the device), later ones released with their inputs.
-    assert out["parked"] == [0, 1, 2] and out["resident_after_checks"] is None
+    # The trials timing swaps in are kept (parked off the device), later ones released with their inputs.
+    assert out["parked"] == kept and out["resident_after_checks"] is None
     assert all(len(r) <= 1 for r in out["resident"]), out["resident"]
-    assert out["dropped"] == [3, 4, 5]
-    assert out["outputs_kept"] == [0, 1, 2]
-    assert out["published"] == ["inputs_main_0", "inputs_main_1", "inputs_main_2", "inputs_main_6"]
+    assert out["dropped"] == [t for t in range(6) if t not in kept]
+    assert out["outputs_kept"] == kept
+    assert out["published"] == [f"inputs_main_{t}" for t in kept + [6]]
+    # Lean timing keeps none of the reference's timing inputs between its blocks.
+    assert out["baseline"] == 6
+    assert out["reference_timing_sets"] == (0 if lean == "lean" else len(kept) + 1)
+    assert out["candidate_keeps"] == ([False] * 3 if lean == "lean" else [True] * 3)
     assert out["wrong"] is False
     assert out["inputs_changed"] == 0
     assert out["timed"] == [True] * 6
     assert out["timed_other_set"] is False  # set 0's outputs are not set 1's: the sets really differ
     assert out["mutation"] is True
+    # The inputs as drawn are drawn again from each trial's seed, not kept; a problem that hands out
+    # the same tensors every time keeps a copy.
+    assert out["redraw"] is True and out["inputs_kept"] == []
+    assert out["same_tensors"] == [False, True]
