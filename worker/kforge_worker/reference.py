@@ -58,6 +58,7 @@ class ReferenceSession:
         path = transport.socket_path(self.shared_dir)
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
+        self.problem_source = (req["problem"], overrides)
         self.figures = _NOT_TRACED
         mode = device_transport.select(self.device, fits=self._fits_on_device)
         if self.exchange is None or self.exchange.path != path or self.exchange.mode != mode:
@@ -104,7 +105,7 @@ class ReferenceSession:
         device cannot run it."""
         if self.figures is _NOT_TRACED:
             try:
-                self.figures = memory_estimate.trace(self.module)
+                self.figures = memory_estimate.traced(*self.problem_source, self.module)
             except Exception:
                 self.figures = None
         return self.figures

@@ -70,3 +70,18 @@ def test_a_problem_the_meta_device_cannot_run_is_unknown(tmp_path):
     assert reply["method"] == "unknown"
     assert reply["reason"]
     assert reply["device"]["free_bytes"] > 0
+
+
+def test_a_problem_is_traced_once_per_process_until_its_file_changes(tmp_path, monkeypatch):
+    calls = []
+    real = memory_estimate.trace
+    monkeypatch.setattr(memory_estimate, "trace", lambda module: calls.append(module) or real(module))
+    path = _write(tmp_path, LINEAR)
+    first = memory_estimate.estimate({"problem": path, "overrides": {}, "device": "cpu"})
+    again = memory_estimate.estimate({"problem": path, "overrides": {}, "device": "cpu"})
+    assert len(calls) == 1 and again["input_bytes"] == first["input_bytes"]
+    memory_estimate.estimate({"problem": path, "overrides": {"batch": "128"}, "device": "cpu"})
+    assert len(calls) == 2  # other overrides: traced
+    _write(tmp_path, LINEAR.replace("batch = 64", "batch = 32  # another size"))
+    changed = memory_estimate.estimate({"problem": path, "overrides": {}, "device": "cpu"})
+    assert len(calls) == 3 and changed["input_bytes"] == 32 * 256 * 4
