@@ -17,17 +17,9 @@ from typing import List, Optional, Sequence
 
 import torch
 
+from kforge_worker.tensors import leaves as _leaves  # the tensors of a nested value, in order
+
 _SAME_SIZE_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def _leaves(obj) -> list:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [x for o in obj for x in _leaves(o)]
-    if isinstance(obj, dict):
-        return [x for o in obj.values() for x in _leaves(o)]
-    return []
 
 
 def _plain(t: torch.Tensor) -> bool:
