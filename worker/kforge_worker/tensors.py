@@ -121,6 +121,8 @@ def digest(obj) -> list:
 
 def _word_sums(t: torch.Tensor) -> list:
     flat = t.contiguous().reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
+    if flat.storage_offset() % 4:  # a view that starts between words: read as words from a copy
+        flat = flat.clone()
     whole = flat.numel() // 4 * 4
     words = flat[:whole].view(torch.int32)
     sums = torch.zeros(3, dtype=torch.int64, device=flat.device)

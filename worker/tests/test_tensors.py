@@ -31,3 +31,11 @@ def test_slices_and_odd_byte_counts_are_all_summed(monkeypatch):
     in_slices = tensors.digest([x])
     monkeypatch.setattr(tensors, "_DIGEST_SLICE", 1 << 26)
     assert tensors.digest([x]) == in_slices  # positions count from the tensor's start, not the slice's
+
+
+def test_views_that_start_between_words_are_digested():
+    base = torch.arange(12, dtype=torch.uint8)
+    assert tensors.digest([base[1:9]]) == tensors.digest([base[1:9].clone()])
+    halves = torch.arange(12, dtype=torch.float16)
+    assert tensors.digest([halves[1:9]]) == tensors.digest([halves[1:9].clone()])
+    assert tensors.digest([halves[1:9]]) != tensors.digest([halves[2:10]])
