@@ -2,7 +2,8 @@
 
 * timed repetitions prove their outputs: inputs change between repetitions, and kforge picks the
   repetitions it checks only after they ran, so a candidate that detects the timing phase (by call
-  cadence, by reading the harness's frames) and cheats only there is rejected;
+  cadence, by the buffers it is handed, by reading the harness's frames) and cheats only there is
+  rejected;
 * the static checks survive any source (limits, a disposable process, a linear tokeniser), and a
   pathological candidate is rejected without costing the next one its evaluation;
 * speed of light is a physical bound: exact algebraic rewrites and exact answers to degenerate
@@ -25,9 +26,9 @@ QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"
 TIMING_AWARE = {
     "timed_cadence": ("relu", "timed_output"),   # back-to-back calls get the previous output
     "timed_stack": ("relu", "timed_output"),     # reads the timing loop's locals, computes only the last rep
-    "timed_lazy": ("relu", "output_type"),       # timed calls return a tensor computed when first read
-    "timed_mutate": ("relu", "input_mutation"),  # zeroes its input to recognise a repetition
-    "timed_alias": ("relu", "input_mutation"),   # works in place on the caller's buffer when timed
+    "timed_lazy": ("relu", "output_type"),       # repeated buffers get a tensor computed when first read
+    "timed_mutate": ("relu", "input_mutation"),  # zeroes repeated buffers to recognise a repetition
+    "timed_alias": ("relu", "input_mutation"),   # works in place on repeated buffers
 }
 
 

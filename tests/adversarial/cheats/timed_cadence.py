@@ -24,7 +24,7 @@ import time
 # Timing by call cadence: timed repetitions come back to back, correctness runs do not (on an idle
 # 2-core machine: 24-31 ms apart, against 0.07-0.2 ms between repetitions). The cadence is learnt
 # from the first correctness calls, so the cheat works on a loaded machine too: from the first call
-# that comes 5x sooner than their median on, every call gets the previous output.
+# that comes 5x sooner than the shortest of them on, every call gets the previous output.
 LEARN_CALLS = 4
 SOONER = 5.0
 
@@ -40,9 +40,9 @@ class ModelNew(nn.Module):
     def forward(self, x):
         now = time.perf_counter()
         gap = None if self.returned_at is None else now - self.returned_at
-        # The median correctness gap: one short gap (two correctness calls close together) must not
-        # stop the cheat.
-        usual = sorted(self.gaps)[LEARN_CALLS // 2] if len(self.gaps) >= LEARN_CALLS else None
+        # The shortest correctness gap: on a loaded machine those gaps vary several-fold, and a cheat
+        # measured against their median took a correctness call for a timed one.
+        usual = min(self.gaps) if len(self.gaps) >= LEARN_CALLS else None
         # The first call that comes that much sooner starts the timing phase, which lasts to the end:
         # a loaded machine stretches many repetitions' gaps, and a cheat that waited for each short
         # one would hardly cheat at all.

@@ -19,14 +19,13 @@ def _relu(x):
     return out
 
 
-import time
+import weakref
 
 from torch.utils._pytree import tree_map
 
-# Timed repetitions come back to back, correctness runs do not: the cadence is learnt from the first
-# correctness calls (see timed_cadence.py), so the cheat works on a loaded machine too.
-LEARN_CALLS = 4
-SOONER = 5.0
+# Timed repetitions run on the same input tensors call after call (the timing buffers, rewritten
+# before each repetition); every correctness run gets tensors of its own. Recognising the buffers
+# needs no clock, so the cheat works however loaded the machine is (timed_cadence.py uses the clock).
 
 
 class Deferred(torch.Tensor):
@@ -48,24 +47,11 @@ class Deferred(torch.Tensor):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        self.returned_at = None
-        self.gaps = []
-        self.timing = False
+        self.last_input = None  # a weak reference to the previous call's first input
 
     def forward(self, x):
         # Back-to-back calls are timed repetitions: hand back a promise instead of the result.
-        now = time.perf_counter()
-        gap = None if self.returned_at is None else now - self.returned_at
-        # The median correctness gap: one short gap (two correctness calls close together) must not
-        # stop the cheat.
-        usual = sorted(self.gaps)[LEARN_CALLS // 2] if len(self.gaps) >= LEARN_CALLS else None
-        # The first call that comes that much sooner starts the timing phase, which lasts to the end:
-        # a loaded machine stretches many repetitions' gaps, and a cheat that waited for each short
-        # one would hardly cheat at all.
-        self.timing = self.timing or (usual is not None and gap is not None and gap * SOONER < usual)
-        timed = self.timing
-        if gap is not None and len(self.gaps) < LEARN_CALLS:
-            self.gaps.append(gap)
+        timed = self.last_input is not None and self.last_input() is x
+        self.last_input = weakref.ref(x)
         out = Deferred(x.clone()) if timed else _relu(x)
-        self.returned_at = time.perf_counter()
         return out
