@@ -46,7 +46,6 @@ class ReferenceSession:
         self.redraw = None  # device path: whether get_inputs() draws the same values again from a seed
         self.lean = False  # device path at sizes where every trial-sized set counts (device_transport.lean)
         self.timing_trials = []
-        self.figures = _NOT_TRACED
 
     # -- commands ---------------------------------------------------------------------------
     def load_problem(self, req: dict) -> dict:
@@ -59,7 +58,6 @@ class ReferenceSession:
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
         self.problem_source = (req["problem"], overrides)
-        self.figures = _NOT_TRACED
         mode = device_transport.select(self.device, fits=self._fits_on_device)
         if self.exchange is None or self.exchange.path != path or self.exchange.mode != mode:
             self._close_exchange()
@@ -101,14 +99,12 @@ class ReferenceSession:
         return self.exchange is not None and self.exchange.mode != "host"
 
     def _memory_figures(self):
-        """memory_estimate.trace's figures for the loaded problem (traced once), or None where the meta
-        device cannot run it."""
-        if self.figures is _NOT_TRACED:
-            try:
-                self.figures = memory_estimate.traced(*self.problem_source, self.module)
-            except Exception:
-                self.figures = None
-        return self.figures
+        """memory_estimate.trace's figures for the loaded problem (traced once per process), or None
+        where the meta device cannot run it."""
+        try:
+            return memory_estimate.traced(*self.problem_source, self.module)
+        except Exception:
+            return None
 
     def _fits_on_device(self) -> bool:
         figures = self._memory_figures()  # none: the host path, which needs no estimate
@@ -232,8 +228,6 @@ class ReferenceSession:
                 compare.compare(trial["inputs_after"], _inputs_after(self.inputs_before(trial), reported), path="input")
             except compare.Mismatch as m:
                 reply["input_mutation"] = {"message": m.report["message"], "reference_mutates_inputs": _mutates(trial)}
-        if self.on_device:
-            _mutates(trial)  # worked out before the store lets the inputs after the call go
         return reply
 
     def prepare_timing(self, req: dict) -> dict:
@@ -337,9 +331,6 @@ class ReferenceSession:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
-
-
-_NOT_TRACED = object()
 
 
 def draw_on_device(module, seed: int, device: str) -> list:

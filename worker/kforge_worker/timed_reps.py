@@ -66,6 +66,7 @@ class Block:
         self.schedule = schedule
         self.correctness_types = correctness_types
         self.returned: list = []        # the call's return value, set by the timed function
+        self.returned_structure = None  # the outputs' structure, tensors left out (outputs_of)
         self.kept: list = []            # per repetition: copies of its output tensors
         self.inputs_changed: List[int] = []
         self.new_types: set = set()
@@ -93,7 +94,7 @@ class Block:
                 if name not in self.correctness_types:
                     self.new_types.add(name)
         self.kept.append([_device_copy(t) if _plain(t) else None for t in leaves] if leaves else None)
-        self.returned_structure = outputs
+        self.returned_structure = _skeleton(outputs)
         source = self.source(rep)
         if any(isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor) and not same_bits(b, s)
                for b, s in zip(self.buffers, source)):
@@ -103,7 +104,6 @@ class Block:
         """Lets go of the buffers, the sets and the last call's outputs; outputs_of still works."""
         self.buffers = self.sources = None
         self.returned.clear()
-        self.returned_structure = _skeleton(getattr(self, "returned_structure", None))
 
     def facts(self) -> dict:
         return {"inputs_changed": self.inputs_changed[:20], "inputs_changed_count": len(self.inputs_changed),
@@ -121,7 +121,7 @@ class Block:
         return _rebuild(self.returned_structure, copies, on_host)
 
 
-_SLOT = object()  # where a tensor was, in a structure whose tensors were let go
+_SLOT = object()  # where a tensor was, in an output's structure kept without its tensors
 
 
 def _skeleton(obj):
@@ -135,7 +135,7 @@ def _skeleton(obj):
 
 
 def _rebuild(obj, copies, on_host: bool):
-    if isinstance(obj, torch.Tensor) or obj is _SLOT:
+    if obj is _SLOT:
         t = next(copies)
         return None if t is None else t.cpu() if on_host else t
     if isinstance(obj, (list, tuple)):
