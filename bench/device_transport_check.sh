@@ -15,7 +15,8 @@
 #                at eval's defaults
 #   fullsize     kforge eval at eval's defaults of the problems in $FULLSIZE (default: the largest
 #                level1 problems of bench/realsize) at their own sizes, the transport chosen as by
-#                default, the GPU's used memory sampled every 200 ms (peak in fullsize.jsonl)
+#                default, the GPU's used memory sampled every 200 ms (peak in fullsize.jsonl), each
+#                worker command's memory (KFORGE_MEMORY_LOG) in fullsize-NAME.memlog
 #   report       bench/device_transport_report.py: per-trial cost against the floor, eval seconds
 #
 #   bash bench/device_transport_check.sh KERNELBENCH_DIR [STEP...]   # default: every step in order
@@ -97,7 +98,7 @@ fullsize() {
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$RESULTS/fullsize-$name.mem" &
     local poll=$!
     start=$(date +%s%N)
-    timeout "${FULLSIZE_TIMEOUT:-500}" "$KFORGE" eval "$problem" "bench/realsize/candidates/$name.py" --target cuda \
+    KFORGE_MEMORY_LOG=1 timeout "${FULLSIZE_TIMEOUT:-500}" "$KFORGE" eval "$problem" "bench/realsize/candidates/$name.py" --target cuda \
       --python "$PYTHON" --json "$RESULTS/fullsize-$name.json" >"$RESULTS/fullsize-$name.txt" 2>&1
     local rc=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))
     kill $poll
@@ -106,6 +107,16 @@ import json, os, sys
 path, mem, name, rc, ms = sys.argv[1:]
 doc = json.load(open(path)) if os.path.exists(path) else {}
 used = [int(x) for x in open(mem).read().split() if x.strip().isdigit()]
+log_dir = (doc.get("env") or {}).get("log_dir")
+if not log_dir:  # cut off before it wrote its result: the newest evaluation's logs
+    import glob
+    found = sorted(glob.glob(os.path.expanduser("~/.local/share/kforge/logs/eval-*")), key=os.path.getmtime)
+    log_dir = found[-1] if found else None
+with open(mem.replace(".mem", ".memlog"), "w") as out:  # each worker command's device memory
+    for role in ("reference", "candidate"):
+        log = os.path.join(log_dir or "", f"{role}.log")
+        if log_dir and os.path.exists(log):
+            out.writelines(f"{role} {line}" for line in open(log, errors="replace") if "kforge memory:" in line)
 timing = doc.get("timing") or {}
 print(json.dumps({"problem": name, "exit": int(rc), "command_ms": int(ms), "status": doc.get("status"),
                   "error": (doc.get("error") or {}).get("message", "")[:300], "speedup_vs_eager": doc.get("speedup_vs_eager"),

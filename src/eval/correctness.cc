@@ -20,7 +20,9 @@ PendingRequest send_make_trial(EvalRun& run, const std::string& tag, int trial, 
 
 // Pipelined: while the candidate runs trial t, the reference draws trial t+1; while the reference
 // checks trial t, the candidate runs trial t+1. Results are judged in trial order, and the first
-// failure ends the loop (a run still in flight is abandoned with the process).
+// failure ends the loop (a run still in flight is abandoned with the process). Trials of 1 GiB and
+// more on the device (run.lean_timing) go one after another instead: overlapped, two trials' inputs
+// and outputs would share the device.
 bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shape,
                 std::optional<PendingRequest> first_draw) {
   auto outputs_name = [&](int t) { return run.output_name(fmt::format("outputs_{}_{}", tag, t)); };
@@ -45,7 +47,8 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     if (t > 0) run.phase(fmt::format("{} trial {}/{}", tag, t + 1, trials));
     const bool last = t + 1 == trials;
     std::optional<PendingRequest> making;
-    if (!last) making = send_make_trial(run, tag, t + 1, main_shape);
+    const bool overlap = !run.lean_timing;
+    if (!last && overlap) making = send_make_trial(run, tag, t + 1, main_shape);
     WorkerReply ran = run.cand->wait(running);
     if (ran.kind != WorkerReply::kOk) {
       run.fail_from_candidate(ran, fmt::format("trial {}", t));
@@ -95,7 +98,11 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     run.correctness.max_rel_error = std::max(run.correctness.max_rel_error, c.max_rel_error);
     if (main_shape && t == 0) run.correctness.detail["tolerances"] = c.tolerances;
     if (main_shape && t == 0 && c.library_calls) run.doc["library_calls"] = {{"operators", *c.library_calls}};
-    if (making && made.kind != WorkerReply::kOk) {
+    if (!last && !overlap) {
+      made = run.ref->wait(send_make_trial(run, tag, t + 1, main_shape));
+      if (made.kind == WorkerReply::kOk) running = run_trial(t + 1, made);
+    }
+    if (!last && made.kind != WorkerReply::kOk) {
       run.fail_from_reference(made, fmt::format("running trial {}", t + 1));
       return false;
     }

@@ -71,7 +71,7 @@ struct EvalRun {
   std::optional<PrecisionAudit> precision_worst;            // the worst precision audit seen
   nlohmann::json static_failure;                            // a static check that failed, if any
   int timing_sets = 0;                                      // input sets the timed calls rotate through
-  bool lean_timing = false;                                 // fewer sets and kept outputs (timing_phase.h)
+  bool lean_timing = false;  // trials of 1 GiB+ on the device: fewer timing sets and kept outputs (timing_phase.h), trials in turn (correctness.cc)
   std::vector<int> timing_trials;                           // the trial whose inputs each of those sets is
   bool reference_mutates_inputs = false;                    // the reference changes its own inputs
   RepetitionSampler sampler;                                // input schedules and checked repetitions

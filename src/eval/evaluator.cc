@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <random>
+#include <string_view>
 
 #include "eval/correctness.h"
 #include "eval/memory_phase.h"
@@ -184,6 +186,22 @@ EvalResult evaluate_with_retry(const EvalOptions& opt, ProgressFn progress, void
     fs::create_directories(again.log_dir);
     result = run_evaluation(again, progress, user, pool, true);
     if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
+  }
+  const char* transport = std::getenv("KFORGE_DEVICE_TRANSPORT");
+  if (retry_on_host_path(result.doc, transport && std::string_view(transport) == "vmm")) {
+    json first = {{"status", result.doc["status"]}, {"error", result.doc["error"]},
+                  {"device_transport", result.doc["env"]["device_transport"]}};
+    if (result.doc.contains("memory")) first["memory"] = result.doc["memory"];
+    spdlog::debug("{}: out of memory with the trials on {}; trying again with them in host memory",
+                  opt.candidate.filename().string(), opt.device);
+    if (progress) progress("out of device memory with the trials on the device: trying again with them in host memory", user);
+    EvalOptions again = opt;
+    again.log_dir = opt.log_dir / "host-path";
+    again.worker_env["KFORGE_DEVICE_TRANSPORT"] = "host";
+    fs::create_directories(again.log_dir);
+    result = run_evaluation(again, progress, user, pool, true);
+    if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
+    result.doc["notes"].push_back("the device path ran out of device memory; evaluated again with the trials in host memory");
   }
   json& doc = result.doc;
   if (doc.value("status", "") == status::kProblemError && doc["error"].value("cause", "") == "device_oom" &&

@@ -85,13 +85,24 @@ void release_device_memory(MemoryTicket& ticket, json& doc) {
   doc["memory"]["ended_at"] = ended_at;
 }
 
-bool retry_alone(const json& doc) {
-  const json memory = doc.value("memory", json::object());
-  if (!memory.value("shared_device", false) || memory.value("alone", false)) return false;
+namespace {
+bool out_of_device_memory(const json& doc) {
   const json error = doc.value("error", json::object());
   const std::string status = doc.value("status", "");
   return (status == status::kRuntimeError && error.value("kind", "") == "device_oom") ||
          (status == status::kProblemError && error.value("cause", "") == "device_oom");
+}
+}  // namespace
+
+bool retry_alone(const json& doc) {
+  const json memory = doc.value("memory", json::object());
+  if (!memory.value("shared_device", false) || memory.value("alone", false)) return false;
+  return out_of_device_memory(doc);
+}
+
+bool retry_on_host_path(const json& doc, bool device_path_forced) {
+  const json env = doc.value("env", json::object());
+  return !device_path_forced && env.value("device_transport", "host") != "host" && out_of_device_memory(doc);
 }
 
 }  // namespace kforge

@@ -45,4 +45,9 @@ void release_device_memory(MemoryTicket& ticket, nlohmann::json& doc);
 // again alone, once.
 bool retry_alone(const nlohmann::json& doc);
 
+// Whether a finished evaluation ran out of device memory with its trials on the device (the device
+// path, chosen by the worker when its count of a trial's copies fit): the evaluation is tried again
+// with the trials in host memory, unless `device_path_forced` (KFORGE_DEVICE_TRANSPORT=vmm).
+bool retry_on_host_path(const nlohmann::json& doc, bool device_path_forced);
+
 }  // namespace kforge

@@ -46,5 +46,19 @@ TEST(RetryAlone, OnlyAnOutOfMemoryBesideOtherEvaluations) {
   EXPECT_FALSE(retry_alone({{"status", "runtime_error"}, {"error", {{"kind", "device_oom"}}}}));  // no reservation
 }
 
+TEST(MemoryPhase, AnOutOfMemoryWithTheTrialsOnTheDeviceIsTriedAgainWithThemInHostMemory) {
+  const auto on = [](const std::string& transport, const std::string& status, const json& error) {
+    return json{{"status", status}, {"error", error}, {"env", {{"device_transport", transport}}}};
+  };
+  EXPECT_TRUE(retry_on_host_path(on("vmm", "runtime_error", {{"kind", "device_oom"}}), false));
+  EXPECT_TRUE(retry_on_host_path(on("vmm", "problem_error", {{"kind", "problem_error"}, {"cause", "device_oom"}}), false));
+  // Asked for the device path (KFORGE_DEVICE_TRANSPORT=vmm): its failure is the answer.
+  EXPECT_FALSE(retry_on_host_path(on("vmm", "runtime_error", {{"kind", "device_oom"}}), true));
+  // On the host path already, or another failure.
+  EXPECT_FALSE(retry_on_host_path(on("host", "runtime_error", {{"kind", "device_oom"}}), false));
+  EXPECT_FALSE(retry_on_host_path(on("vmm", "runtime_error", {{"kind", "crash"}}), false));
+  EXPECT_FALSE(retry_on_host_path(on("vmm", "incorrect", json::object()), false));
+}
+
 }  // namespace
 }  // namespace kforge

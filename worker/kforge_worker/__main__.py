@@ -56,7 +56,7 @@ def main(argv=None) -> int:
 
         handlers = ReferenceSession().handlers()
         handlers["warm"] = session.warm
-        protocol.serve(handlers)
+        protocol.serve(handlers, after=session.after_command)
     else:
         from kforge_kernels import hooks
         from kforge_worker import compile_only
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
         handlers = CandidateSession().handlers()
         handlers["compile"] = compile_only.compile_candidate
         handlers["warm"] = session.warm
-        protocol.serve(handlers)
+        protocol.serve(handlers, after=session.after_command)
     sys.stdout.flush()
     return 0
 

@@ -24,18 +24,17 @@ ENV = "KFORGE_DEVICE_TRANSPORT"
 MODES = ("host", "vmm")
 
 
-# What the device path holds on the GPU at once, reference and candidate together, in trial-sized
-# inputs (I) and outputs (O), at the busiest moments:
-# - correctness, checking trial t: the reference's published inputs of the two trials timing swaps
-#   in, of trial t and of t+1 (drawn ahead), its call's inputs of t and t+1 (6 I), its outputs and
-#   its copy of the candidate's (2 O); the candidate holds nothing between its calls (its call: I and
-#   2 O). The float64 audit of trial 0 runs on the host with lean timing.
-# - lean timing, a candidate block: the two published sets, the candidate's buffers and its two sets
-#   (5 I), two kept outputs, the call's, and the reference's outputs for the checks (4 O). The
-#   reference draws its timing inputs again for each of its blocks and lets them go after it, the
-#   candidate fetches its own for each of its blocks.
-# - without lean timing (sets under LEAN_BYTES): three timing sets, kept in both processes, and five
-#   kept outputs: 11 I and 9 O, and the float64 audit on the device.
+# What the device path holds at once, reference and candidate together, in trial-sized inputs (I)
+# and outputs (O), at the busiest moments, measured on an H100 (KFORGE_MEMORY_LOG, bench/results/
+# 20261125-h100-full-size):
+# - lean (trials of LEAN_BYTES and more): the trials run in turn, a kept trial's buffers are not
+#   served between its check and timing, tensors left in reference cycles are collected and cached
+#   blocks handed back after every command. The busiest moment is a block on fresh inputs: three
+#   published sets, the reference's fresh inputs and its copies of picked outputs, the candidate's
+#   buffers and set, its kept outputs and the call's: 6 I and 5 O (36_RMSNorm_ at 7 GiB a set
+#   peaked at 11.1 sets with the device's contexts, before the reference parked its last outputs).
+# - without lean timing: three timing sets, kept in both processes, and five kept outputs: 11 I and
+#   9 O, and the float64 audit on the device.
 # The forward's temporaries beyond its outputs come on top, twice for the float64 audit.
 LEAN_BYTES = 1 << 30  # a trial-sized set from which on timing is lean
 DEVICE_PATH_SHARE = 0.85  # of the device's free memory: contexts, allocator slack, kernels' own scratch
@@ -52,7 +51,7 @@ def device_bytes(figures: dict) -> int:
     i, o = int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0))
     temporaries = max(0, int(figures.get("forward_peak_bytes", 0)) - o)
     if lean(figures):
-        return max(6 * i + 2 * o, 5 * i + 4 * o) + temporaries
+        return 6 * i + 5 * o + temporaries
     return 11 * i + 9 * o + 3 * temporaries
 
 

@@ -21,7 +21,8 @@ import random
 
 import torch
 
-from kforge_worker import calibration, ops, precision, reference_checks, session, sol, static_limits, tensors
+from kforge_worker import (calibration, device_transport, memory_estimate, ops, precision, reference_checks, session, sol,
+                           static_limits, tensors)
 from kforge_worker.runtime_checks import _leaves, _op_recorder
 
 
@@ -144,21 +145,32 @@ class Guard:
     def _float64_reference(self, ref, record: dict):
         """The float64 reference of a trial, built when its check needs it (None where the model
         cannot run in float64). With lean timing (trials of a GiB and more on the device path) it is
-        computed on the host: its float64 inputs and outputs are four trial-sized sets, which the
-        device has no room for beside the trial's own."""
+        computed on the device only where its free memory holds the float64 forward (inputs, peak and
+        parameters twice over), else on the host."""
         if "outputs64" not in record:
-            where = "cpu" if ref.lean else ref.device
-            if self._model64 is None or self._model64[0] is not ref.model:
+            where = self._float64_device(ref)
+            if self._model64 is None or self._model64[0] is not ref.model or self._model64[2] != where:
+                self._model64 = None  # the last copy goes before the next is made
                 try:
-                    self._model64 = (ref.model, precision.float64_model(ref.model).to(where))
+                    self._model64 = (ref.model, precision.float64_model(ref.model).to(where), where)
                 except Exception:
-                    self._model64 = (ref.model, None)  # not copyable: no float64 reference, no audit
+                    self._model64 = (ref.model, None, where)  # not copyable: no float64 reference, no audit
             model64 = self._model64[1]
             outputs64 = None if model64 is None else precision.float64_outputs(
-                model64, tensors.to_device(ref.inputs_before(record), where), on_device=ref.on_device and not ref.lean)
+                model64, tensors.to_device(ref.inputs_before(record), where), on_device=ref.on_device and where != "cpu")
             record["outputs64"] = None if outputs64 is None else precision.Float64Reference(record["outputs"],
                                                                                              outputs64)
         return record["outputs64"]
+
+    @staticmethod
+    def _float64_device(ref) -> str:
+        if not ref.lean:
+            return ref.device
+        figures = ref._memory_figures() or {}
+        need = 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
+        session.release_cached_memory()
+        free = memory_estimate.device_memory(ref.device)["free_bytes"]
+        return ref.device if figures and need <= device_transport.DEVICE_PATH_SHARE * free else "cpu"
 
     def judge(self, ref, trial_no: int, record: dict, got: dict, req: dict) -> dict:
         """Findings and precision audit for one check; a tightened-tolerance mismatch when it applies."""

@@ -73,15 +73,16 @@ def trace(module) -> dict:
 _TRACED: dict = {}  # (problem file, its size and mtime, overrides) -> trace's figures or the exception
 
 
-def traced(path: str, overrides: dict, module) -> dict:
-    """trace(module) for the problem at ``path`` loaded with ``overrides``, traced once per process:
-    the reference answers ``estimate_memory`` and then ``load_problem`` for the same problem. Raises
-    what trace raised."""
+def traced(path: str, overrides: dict) -> dict:
+    """trace() of the problem at ``path`` loaded with ``overrides``, traced once per process (the
+    reference answers ``estimate_memory`` and then ``load_problem`` for the same problem). The trace
+    runs on a module of its own: a problem that keeps what get_inputs() made in a global would
+    otherwise keep meta tensors for the trials. Raises what trace raised."""
     st = os.stat(path)
     key = (os.path.realpath(path), st.st_size, st.st_mtime_ns, json.dumps(overrides, sort_keys=True, default=str))
     if key not in _TRACED:
         try:
-            _TRACED[key] = trace(module)
+            _TRACED[key] = trace(problem.load_problem(path, overrides, "kforge_problem_trace"))
         except Exception as exc:
             _TRACED[key] = exc
     if len(_TRACED) > 64:  # a long-lived worker: keep the latest problems only
@@ -123,9 +124,9 @@ def device_memory(device: str) -> dict:
 def estimate(req: dict) -> dict:
     """``estimate_memory``: the traced figures of the problem (or why there are none) and the device's memory."""
     overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
-    module = problem.load_problem(req["problem"], overrides)  # a problem that does not load fails here, as in load_problem
+    problem.load_problem(req["problem"], overrides)  # a problem that does not load fails here, as in load_problem
     try:
-        figures = {"method": "meta", **traced(req["problem"], overrides, module)}
+        figures = {"method": "meta", **traced(req["problem"], overrides)}
     except Exception as exc:  # the meta device cannot run it: kforge then runs the evaluation alone
         figures = {"method": "unknown", "reason": f"{type(exc).__name__}: {exc}"[:500]}
     return {**figures, "device": device_memory(req.get("device", "cpu"))}

@@ -60,8 +60,8 @@ def load_module(path: str, module_name: str, overrides: Dict[str, object] = None
     return module
 
 
-def load_problem(path: str, overrides: Dict[str, object] = None) -> types.ModuleType:
-    module = load_module(path, "kforge_problem", overrides)
+def load_problem(path: str, overrides: Dict[str, object] = None, module_name: str = "kforge_problem") -> types.ModuleType:
+    module = load_module(path, module_name, overrides)
     for name in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, name):
             raise ProblemError(f"{Path(path).name} defines no {name} (a KernelBench problem needs Model, get_inputs, get_init_inputs)")

@@ -8,6 +8,7 @@ with its request by ``id``; everything a candidate process says is still treated
 import json
 import os
 import sys
+import time
 import traceback
 from typing import Callable, Dict, Optional
 
@@ -17,9 +18,11 @@ def _open_response_channel():
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
 
 
-def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callable[[dict], dict]] = None) -> None:
+def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callable[[dict], dict]] = None,
+          after: Optional[Callable[[str, float], None]] = None) -> None:
     """Reads commands until EOF or {"cmd": "exit"}; each handler returns the reply's payload.
-    ``fallback`` answers commands without a handler (else they are an error)."""
+    ``fallback`` answers commands without a handler (else they are an error); ``after(cmd, seconds)``
+    runs once each command's work is done (``seconds`` it took), before its reply goes out."""
     out = _open_response_channel()
     stdin = sys.stdin
     for line in stdin:
@@ -36,6 +39,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
                 return
             continue
         handler = handlers.get(cmd, fallback)
+        started = time.perf_counter()
         try:
             if handler is None:
                 raise ValueError(f"unknown command {cmd!r}")
@@ -43,6 +47,11 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
             reply.setdefault("ok", True)
         except Exception as exc:  # every failure becomes a reply; kforge decides what it means
             reply = error_reply(exc)
+        if after is not None:
+            try:
+                after(cmd, time.perf_counter() - started)
+            except Exception as exc:  # housekeeping that fails (a broken CUDA context) is the command's failure
+                reply = error_reply(exc) if reply.get("ok") else reply
         reply["id"] = rid
         out.write(json.dumps(_finite(reply), default=_json_default, allow_nan=False) + "\n")
         out.flush()

@@ -102,7 +102,7 @@ class ReferenceSession:
         """memory_estimate.trace's figures for the loaded problem (traced once per process), or None
         where the meta device cannot run it."""
         try:
-            return memory_estimate.traced(*self.problem_source, self.module)
+            return memory_estimate.traced(*self.problem_source)
         except Exception:
             return None
 
@@ -126,6 +126,8 @@ class ReferenceSession:
         name = f"inputs_{tag}_{trial}"
         record = {"tag": tag, "name": name, "main": tag == "main" and trial < 1000}
         if self.on_device:
+            if self.lean:  # one trial's outputs on the device at a time: the last checked one's are parked
+                self.trials.park_checked()
             inputs = self._unshared(draw_on_device(self.module, seed, self.device))
             # The candidate gets copies in buffers of their own; this process never reads the buffers
             # again. The inputs as drawn are drawn again when needed (inputs_before), or, where
@@ -206,7 +208,10 @@ class ReferenceSession:
             return self._check(number, self._reference_call(number, need), req)
         finally:
             self.trials.finish(number)
-            session.release_cached_memory(self.device)
+            if self.lean and not req.get("timing") and number not in self.trials.dropped:
+                # A trial kept for timing stops being served until timing: its buffers would sit on the
+                # device through every later trial (prepare_timing publishes it again).
+                self.exchange.unpublish(self.trials.records[number]["name"])
 
     def _check(self, number: int, trial: dict, req: dict) -> dict:
         got = self.exchange.take(req["candidate_outputs"])
@@ -233,6 +238,10 @@ class ReferenceSession:
     def prepare_timing(self, req: dict) -> dict:
         trial = self.trial(int(req.get("trial", 0)))
         self.timing_trials = [int(req.get("trial", 0))] + [int(t) for t in req.get("sets", [])]
+        if self.lean:  # the timing sets are served again, in fresh buffers, drawn from their seeds
+            for t in dict.fromkeys(self.timing_trials):
+                record = self.trials.records[t]
+                self.exchange.publish(record["name"], self.inputs_before(record, own=True), device=True)
         self.timing_inputs = self.inputs_before(trial, own=True)
         mutates = _mutates(trial)
         # The baselines are timed on the same input sets, swapped the same way, as the candidate. Lean
@@ -253,7 +262,7 @@ class ReferenceSession:
                 reply["compile_error"] = f"{type(exc).__name__}: {exc}"[:2000]
         if self.lean:
             self.timing_inputs = None
-            session.release_cached_memory(self.device)
+            self.trials.park_checked()  # the checks of timed repetitions bring back the outputs they need
         return reply
 
     def time(self, req: dict) -> dict:
@@ -275,9 +284,6 @@ class ReferenceSession:
         reply = {"times_ms": self.timer.measure(call, int(req["reps"]), before=swap if swaps else None)}
         if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
             reply["device_state"] = self.timer.device_state()
-        if self.lean:
-            del inputs
-            session.release_cached_memory(self.device)
         return reply
 
     def profiling_inputs(self) -> list:

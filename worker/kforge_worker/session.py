@@ -1,9 +1,11 @@
 """State shared by both worker roles: device, thread count, seeding and the per-trial seed rule."""
 
+import gc
 import importlib
 import importlib.util
 import os
 import random
+import sys
 import time
 
 import torch
@@ -78,15 +80,37 @@ def set_precision(policy: str) -> None:
 
 
 RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused between commands
+MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to the worker's log
 
 
-def release_cached_memory(device: str) -> None:
-    """Hands the caching allocator's unused blocks back to the driver once they pass 1 GiB: the
+def release_cached_memory() -> None:
+    """Frees what only reference cycles still hold, then hands the caching allocator's unused blocks
+    back to the driver, once the process holds more than 1 GiB of device memory. Tensors caught in a
+    cycle (a failed call's frames, a candidate's closures) wait for the cyclic collector, and at
+    KernelBench's own sizes each of them is a trial-sized set the other process cannot use."""
+    if not torch.cuda.is_initialized() or torch.cuda.memory_reserved() <= RELEASE_CACHED_ABOVE:
+        return
+    gc.collect()
+    if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_CACHED_ABOVE:
+        torch.cuda.empty_cache()
+
+
+def after_command(cmd: str, seconds: float) -> None:
+    """Runs after every command, before its reply: releases device memory the command left (the
     reference and the candidate take turns on one GPU, and what one process keeps cached the other
-    cannot use (at KernelBench's own sizes every trial-sized set counts)."""
-    if device.startswith("cuda") and torch.cuda.is_initialized():
-        if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_CACHED_ABOVE:
-            torch.cuda.empty_cache()
+    cannot use). With $KFORGE_MEMORY_LOG set, logs the command's time and device memory."""
+    if not torch.cuda.is_initialized():
+        return
+    release_cached_memory()
+    if os.environ.get(MEMORY_LOG):
+        gib = 1 << 30
+        free, total = torch.cuda.mem_get_info()
+        print(f"kforge memory: {cmd} ({seconds:.3f} s): peak {torch.cuda.max_memory_allocated() / gib:.2f} GiB "
+              f"allocated, {torch.cuda.max_memory_reserved() / gib:.2f} GiB reserved; after "
+              f"{torch.cuda.memory_allocated() / gib:.2f} GiB allocated, {torch.cuda.memory_reserved() / gib:.2f} GiB "
+              f"reserved; device {(total - free) / gib:.2f} GiB used (both processes, buffers between them)",
+              file=sys.stderr, flush=True)
+        torch.cuda.reset_peak_memory_stats()
 
 
 def private_path(name: str) -> str:

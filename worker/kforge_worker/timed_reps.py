@@ -83,6 +83,7 @@ class Block:
     def after(self, rep: int) -> None:
         start = time.perf_counter_ns()
         self._keep(rep)
+        self.returned.clear()  # kept as a copy: the next call's outputs need not share the device with these
         self.untimed_ns += time.perf_counter_ns() - start
 
     def _keep(self, rep: int) -> None:

@@ -31,6 +31,7 @@ class TrialStore:
         self._on_drop = on_drop or (lambda trial, record: None)
         self._host: Dict[int, dict] = {}  # host copies of parked fields: made once, reused at each eviction
         self.dropped = set()  # trials whose tensors are gone
+        self.checked = set()  # trials whose check is done (finish)
 
     def add(self, trial: int, record: dict) -> dict:
         """A new trial; it holds only its inputs until ``claim`` gives it the device for its call."""
@@ -67,11 +68,18 @@ class TrialStore:
         """``trial`` was checked: what only its check needed goes; all of it where kforge will not ask again."""
         if not self.on_device:
             return
+        self.checked.add(trial)
         record = self.records[trial]
         for field in ("inputs_after", "outputs64"):
             record.pop(field, None)
         if not self._keep(trial, record):
             self._drop(trial)
+
+    def park_checked(self) -> None:
+        """Moves the resident trial off the device once its check is done (kept trials to the host,
+        others dropped); a trial still waiting for its check stays."""
+        if self.on_device and self.resident is not None and self.resident in self.checked:
+            self._evict(self.resident)
 
     def _evict(self, trial: int) -> None:
         record = self.records[trial]

@@ -30,3 +30,30 @@ def test_ping_is_answered_without_a_handler(monkeypatch, tmp_path):
     protocol.serve({})
     os.close(fd)
     assert [json.loads(line) for line in replies.read_text().splitlines()] == [{"id": 7, "ok": True}, {"id": 8, "ok": True}]
+
+
+def test_after_runs_before_each_reply_and_its_failure_fails_the_command(monkeypatch, tmp_path):
+    # The workers hand cached device memory back in ``after``: the other process's next command may
+    # need it, so it must be done before the reply lets kforge send that command.
+    import io
+    import json
+    import os
+
+    replies = tmp_path / "replies"
+    fd = os.open(replies, os.O_WRONLY | os.O_CREAT)
+    monkeypatch.setenv("KFORGE_RESPONSE_FD", str(fd))
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"cmd": "a", "id": 1}\n{"cmd": "b", "id": 2}\n{"cmd": "exit", "id": 3}\n'))
+    seen = []
+
+    def after(cmd, seconds):
+        assert seconds >= 0
+        seen.append((cmd, replies.read_text().count("\n")))  # replies written so far
+        if cmd == "b":
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    protocol.serve({"a": lambda req: {}, "b": lambda req: {}}, after=after)
+    os.close(fd)
+    assert seen == [("a", 0), ("b", 1)]
+    a, b, _ = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert a == {"id": 1, "ok": True}
+    assert b["ok"] is False and "illegal memory access" in b["error"]["message"]
