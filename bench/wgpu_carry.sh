@@ -8,18 +8,20 @@
 #   .wgpu-whl/   wheels for CPython 3.12 on x86-64 Linux: wgpu (the version of worker/requirements.txt)
 #                and its runtime dependencies (cffi, pycparser, rendercanvas); numpy comes with torch
 #
-#   bash bench/wgpu_carry.sh            # in the repository root; needs apt-get and pip with internet
+#   bash bench/wgpu_carry.sh [DIR]      # DIR: where the two folders go (default: this checkout's root);
+#                                       # needs apt-get and pip with internet
 # Prints the folders' sizes at the end.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+DEST=$(cd "${1:-$ROOT}" && pwd)
 DEBS=(libvulkan1 libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 bubblewrap libcap2 libselinux1 libpcre2-8-0)
 # Pinned where the worker pins them; the others at the versions this wgpu was tested with.
-wgpu_version=$(sed -n 's/^wgpu==\([0-9.]*\).*/\1/p' worker/requirements.txt)
+wgpu_version=$(sed -n 's/^wgpu==\([0-9.]*\).*/\1/p' "$ROOT/worker/requirements.txt")
 [ -n "$wgpu_version" ] || { echo "wgpu_carry.sh: no wgpu==VERSION in worker/requirements.txt" >&2; exit 2; }
 WHEELS=("wgpu==$wgpu_version" "cffi==${CFFI_VERSION:-2.1.1}" "pycparser==${PYCPARSER_VERSION:-3.12}"
         "rendercanvas==${RENDERCANVAS_VERSION:-2.7.2}")
 
+cd "$DEST"
 rm -rf .gl .wgpu-whl
 mkdir -p .gl .wgpu-whl
 lists=$(mktemp -d)

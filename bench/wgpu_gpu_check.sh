@@ -153,6 +153,8 @@ choose_vulkan_driver() {  # NVIDIA's driver file (its GLX library, else its EGL 
 }
 
 step_setup() {
+  ls .wgpu-whl/*.whl >/dev/null && ls .gl/*.deb >/dev/null ||
+    { echo "FAIL: .gl/ or .wgpu-whl/ missing: fetch them with bench/wgpu_carry.sh and carry them"; return 1; }
   install_missing || return 1
   install_wheels || return 1
   choose_vulkan_driver
@@ -254,6 +256,7 @@ step_report() {
   "$PYTHON" bench/wgpu_report.py "$RESULTS" --expect "$WGPU_EXPECT_ADAPTER"
 }
 
+echo "kforge: ${KFORGE:-none}; python: $PYTHON; results: $RESULTS"
 for s in $steps; do
   case "$s" in
     setup|adapters|eval|report) run_step "$s" ;;
