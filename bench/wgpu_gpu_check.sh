@@ -4,25 +4,27 @@
 # repository root, fetched by bench/wgpu_carry.sh: .gl/ (Debian packages) and .wgpu-whl/ (wheels).
 # Each step well under 10 minutes:
 #   setup     .gl/: the Vulkan loader, the X client libraries NVIDIA's driver links and bubblewrap (the
-#             candidate sandbox), each only where the machine lacks it (ldconfig); .wgpu-whl/: installed in $WGPU_SITE (default
-#             /opt/kforge-wgpu) and put on the interpreter's own path by a .pth file (kforge gives its
-#             workers a PYTHONPATH of its own, and its sandbox shows only the interpreter's path); then
-#             the Vulkan driver: NVIDIA's driver file ($NVIDIA_ICD, else the usual places) and, when its
-#             GLX library finds no device (no X server), a copy naming its EGL library. The choice goes to
-#             $RESULTS/vulkan.env (VK_DRIVER_FILES, VK_ICD_FILENAMES, WGPU_BACKEND_TYPE=Vulkan), which the
-#             later steps read; `vulkaninfo --summary` where there is one
-#   adapters  bench/wgpu_adapter.py: every adapter wgpu sees and the helper's pick, which runs a small shader
-#             (adapters.json), again under the target's RLIMIT_AS ([sandbox] address_space_gb), then `kforge
-#             eval` of 01_relu and the adapter its build recorded inside kforge's sandbox; fails unless all
-#             are Vulkan adapters named like $WGPU_EXPECT_ADAPTER (default NVIDIA: not lavapipe), and when only
-#             the limit breaks the driver, has the eval step lift it (address_space.env)
+#             candidate sandbox), each only where the machine lacks it (ldconfig); .wgpu-whl/: installed
+#             in $WGPU_SITE (default /opt/kforge-wgpu) and put on the interpreter's own path by a .pth
+#             file (kforge gives its workers a PYTHONPATH of its own, and its sandbox shows only the
+#             interpreter's path); then the Vulkan driver: NVIDIA's driver file ($NVIDIA_ICD, else the
+#             usual places) and, when its GLX library finds no device (no X server), a copy naming its
+#             EGL library. The choice goes to $RESULTS/vulkan.env (VK_DRIVER_FILES, VK_ICD_FILENAMES,
+#             WGPU_BACKEND_TYPE=Vulkan), which the later steps read; `vulkaninfo --summary` if present
+#   adapters  bench/wgpu_adapter.py: every adapter wgpu sees and the helper's pick, which runs a small
+#             shader (adapters.json); the same under the target's RLIMIT_AS ([sandbox] address_space_gb);
+#             then `kforge eval` of 01_relu and the adapter its build recorded inside kforge's sandbox.
+#             Fails unless all are Vulkan adapters named like $WGPU_EXPECT_ADAPTER (default NVIDIA: not
+#             lavapipe); when only the limit breaks the driver, has the eval step lift it (address_space.env)
 #   eval      `kforge eval` of every examples/candidates/wgpu candidate on its problem at the problem's
 #             sizes (--no-compile-baseline), one line each in wgpu.jsonl; fails when an adapter does not
 #             match. WGPU_ADDRESS_SPACE_GB sets the target's address_space_gb for it (a copy of the target)
 #   report    bench/wgpu_report.py: summary.md (problem, status, speedup vs eager, adapter)
 #
 #   bash bench/wgpu_gpu_check.sh [STEP...]     # default: setup adapters eval report
-# Results: $RESULTS (default $OUT when set, else bench/results/wgpu-gpu-<date>).
+# Results: $RESULTS (default $OUT when set, else bench/results/wgpu-gpu-<date>). Also read: PYTHON and
+# KFORGE_BIN (bench/gpu_env.sh), NVIDIA_ICD, WGPU_SITE, WGPU_EXPECT_ADAPTER, WGPU_ADDRESS_SPACE_GB,
+# EVAL_TIMEOUT (seconds per evaluation, 120).
 # Dry run on a machine without a GPU (lavapipe, nothing installed):
 #   WGPU_EXPECT_ADAPTER=llvmpipe bash bench/wgpu_gpu_check.sh adapters eval report
 # The target's device is `cpu` (the helper copies tensors to the adapter and back on each launch), so
@@ -116,7 +118,9 @@ choose_vulkan_driver() {  # NVIDIA's driver file (its GLX library, else its EGL 
     echo "no NVIDIA Vulkan driver file: the loader's defaults stay (a machine without NVIDIA's driver)"
     : >"$RESULTS/vulkan.env"
     vulkan_adapters "" | tee "$RESULTS/vulkan-adapters.txt"
-    return 0
+    grep -i -- "$WGPU_EXPECT_ADAPTER" "$RESULTS/vulkan-adapters.txt" | grep -q "(Vulkan," && return 0
+    echo "FAIL: no NVIDIA driver file, and no Vulkan adapter named like '$WGPU_EXPECT_ADAPTER'"
+    return 1
   fi
   echo "NVIDIA driver file: $icd"; cat "$icd"; echo
   tried=("$icd")
