@@ -24,7 +24,8 @@
 #   bash bench/wgpu_gpu_check.sh [STEP...]     # default: setup adapters eval report
 # Results: $RESULTS (default $OUT when set, else bench/results/wgpu-gpu-<date>). Also read: PYTHON and
 # KFORGE_BIN (bench/gpu_env.sh), NVIDIA_ICD, WGPU_SITE, WGPU_EXPECT_ADAPTER, WGPU_ADDRESS_SPACE_GB,
-# EVAL_TIMEOUT (seconds per evaluation, 120).
+# EVAL_TIMEOUT (seconds per evaluation, 120), WGPU_CHECK_BUDGET_S (560: the eval step starts no
+# evaluation that could end later, so that the report is written within a 600 s command limit).
 # Dry run on a machine without a GPU (lavapipe, nothing installed):
 #   WGPU_EXPECT_ADAPTER=llvmpipe bash bench/wgpu_gpu_check.sh adapters eval report
 # The target's device is `cpu` (the helper copies tensors to the adapter and back on each launch), so
@@ -42,6 +43,7 @@ export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=${KFORGE_STATE_DIR:-/tmp/wgpu-gpu-stat
 WGPU_SITE=${WGPU_SITE:-/opt/kforge-wgpu}
 WGPU_EXPECT_ADAPTER=${WGPU_EXPECT_ADAPTER:-NVIDIA}
 EVAL_TIMEOUT=${EVAL_TIMEOUT:-120}  # seconds per kforge eval
+BUDGET_S=${WGPU_CHECK_BUDGET_S:-560}  # no evaluation starts that could end after this many seconds of the script
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
 run_step() {  # NAME: runs step_NAME, output in $RESULTS/NAME.log, status line on stdout
@@ -204,15 +206,16 @@ PY
 
 step_adapters() {
   load_vulkan_env
-  PYTHONPATH=$ROOT/worker "$PYTHON" bench/wgpu_adapter.py helper --expect "$WGPU_EXPECT_ADAPTER" --launch \
-    --json "$RESULTS/adapters.json"
+  PYTHONPATH=$ROOT/worker timeout 120 "$PYTHON" bench/wgpu_adapter.py helper --expect "$WGPU_EXPECT_ADAPTER" \
+    --launch --json "$RESULTS/adapters.json"
   local rc=$? gb
   # The candidate runs under the target's RLIMIT_AS; GPU drivers may reserve more address space than that.
   gb=$(sed -n 's/^address_space_gb *= *\([0-9.]*\).*/\1/p' targets/wgpu/target.toml)
   if [ "$rc" = 0 ] && [ "${gb:-0}" != 0 ]; then
     echo "again under the target's RLIMIT_AS ($gb GiB):"
     if (ulimit -v "$("$PYTHON" -c "print(int($gb * 1024 * 1024))")" &&
-        PYTHONPATH=$ROOT/worker "$PYTHON" bench/wgpu_adapter.py helper --expect "$WGPU_EXPECT_ADAPTER" --launch); then
+        PYTHONPATH=$ROOT/worker timeout 120 "$PYTHON" bench/wgpu_adapter.py helper --expect "$WGPU_EXPECT_ADAPTER" \
+          --launch); then
       rm -f "$RESULTS/address_space.env"
     else
       echo "FAIL: the adapter works without a limit but not under RLIMIT_AS of $gb GiB (targets/wgpu/target.toml" \
@@ -250,10 +253,18 @@ step_eval() {
     KFORGE_HOME=$(home_with_address_space "$WGPU_ADDRESS_SPACE_GB") || return 1
   fi
   rm -f "$RESULTS/wgpu.jsonl"
+  local rc=0
   for candidate in examples/candidates/wgpu/*.py; do
+    # Leaves the report its turn inside a lent machine's command limit when evaluations hang.
+    if (( SECONDS + EVAL_TIMEOUT > BUDGET_S )); then
+      echo "FAIL: $(basename "$candidate" .py) and the rest not evaluated: ${SECONDS} s of WGPU_CHECK_BUDGET_S=$BUDGET_S spent"
+      rc=1
+      break
+    fi
     eval_one "$(basename "$candidate" .py)"
   done
-  "$PYTHON" bench/wgpu_adapter.py evals --expect "$WGPU_EXPECT_ADAPTER" "$RESULTS"/wgpu-*.json
+  "$PYTHON" bench/wgpu_adapter.py evals --expect "$WGPU_EXPECT_ADAPTER" "$RESULTS"/wgpu-*.json || rc=1
+  return $rc
 }
 
 step_report() {

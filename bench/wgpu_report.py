@@ -6,9 +6,12 @@ adapter its build recorded.
 """
 
 import argparse
+import glob
 import json
 import os
 import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fmt_ms(value) -> str:
@@ -44,9 +47,14 @@ def main() -> int:
         lines.append(f"\nNo evaluations ({jsonl} missing or empty).")
     else:
         correct = sum(r["status"] == "correct" for r in rows)
+        bundled = sorted(os.path.basename(f)[:-3] for f in glob.glob(os.path.join(REPO, "examples/candidates/wgpu/*.py")))
+        missing = sorted(set(bundled) - {r["problem"] for r in rows})
         off = [r["problem"] for r in rows if not r["adapter"] or any(args.expect.lower() not in a.lower() for a in r["adapter"])]
         isolation = sorted({str(r.get("isolation")) for r in rows})
         lines += [f"- {correct} of {len(rows)} candidates correct; isolation: {', '.join(isolation)}",
+                  f"- not evaluated (of {len(bundled)} bundled): {', '.join(missing) or 'none'}",
+                  "- the candidate's RLIMIT_AS ([sandbox] address_space_gb; 0: none): "
+                  + ", ".join(sorted({f"{r.get('address_space_gb', 0):g} GiB" for r in rows})),
                   f"- adapter not named like '{args.expect}' (or none recorded): {', '.join(off) or 'none'}",
                   "- speedup: median of per-round ratios against PyTorch eager on the host CPU (the wgpu target's "
                   "device is `cpu`; every launch copies tensors to the adapter and back), [95% interval]",
