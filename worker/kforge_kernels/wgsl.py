@@ -48,7 +48,7 @@ except ImportError:  # inlined into a standalone file: nobody collects build eve
     def _record(path, key, cache_hit, seconds, **extra):
         pass
 
-__all__ = ["build", "Kernel", "device", "adapter_name", "CompileError"]
+__all__ = ["build", "Kernel", "device", "adapter_info", "adapter_name", "CompileError"]
 
 _BINDING = re.compile(
     r"@group\(\s*0\s*\)\s*@binding\(\s*(\d+)\s*\)\s*var\s*<\s*(storage|uniform)\s*(?:,\s*(read_write|read))?\s*>")
@@ -58,7 +58,9 @@ _state = {}
 
 
 def device():
-    """The process's one wgpu device, on the adapter the system prefers for compute."""
+    """The process's one wgpu device. The adapter is wgpu's choice for "high-performance": a discrete GPU
+    before an integrated one, a CPU (lavapipe) last; the Vulkan driver files it considers follow
+    VK_DRIVER_FILES, the back end WGPU_BACKEND_TYPE."""
     with _lock:
         if "device" not in _state:
             adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
@@ -71,10 +73,20 @@ def device():
         return _state["device"]
 
 
-def adapter_name() -> str:
+def adapter_info() -> dict:
+    """The adapter the device runs on: name, backend (e.g. Vulkan), type (DiscreteGPU, CPU, ...), vendor,
+    driver description."""
     device()
     info = _state["adapter"].info
-    return f"{info.get('device', '?')} ({info.get('backend_type', '?')})"
+    return {"name": info.get("device", "?"), "backend": info.get("backend_type", "?"),
+            "type": info.get("adapter_type", "?"), "vendor": info.get("vendor", ""),
+            "description": info.get("description", "")}
+
+
+def adapter_name() -> str:
+    """"NAME (BACKEND, TYPE)", as recorded with each build (e.g. "llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan, CPU)")."""
+    info = adapter_info()
+    return f"{info['name']} ({info['backend']}, {info['type']})"
 
 
 def _bindings(src: str) -> list:

@@ -1,5 +1,9 @@
 """kforge_kernels.wgsl, the wgpu target's helper, on whatever adapter wgpu finds (lavapipe in CI)."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -33,6 +37,31 @@ def test_launch_writes_outputs_back_and_overrides_specialise():
         assert torch.equal(y, x + add)
     assert len(kern._pipelines) == 2
     assert any(e["path"] == "wgsl" and e["adapter"] for e in buildinfo.events())
+
+
+def test_adapter_is_the_high_performance_choice():
+    # A GPU, when wgpu sees one, before a CPU adapter such as lavapipe; the name recorded with builds says which.
+    info = wgsl.adapter_info()
+    adapters = [a.info for a in wgpu.gpu.enumerate_adapters_sync()]
+    assert (info["name"], info["backend"], info["type"]) in {
+        (a["device"], a["backend_type"], a["adapter_type"]) for a in adapters}
+    if any(a["adapter_type"] != "CPU" for a in adapters):
+        assert info["type"] != "CPU", (info, adapters)
+    assert wgsl.adapter_name() == f"{info['name']} ({info['backend']}, {info['type']})"
+
+
+def test_vulkan_driver_files_choose_the_driver():
+    # What bench/wgpu_gpu_check.sh relies on to name NVIDIA's driver: VK_DRIVER_FILES limits the Vulkan
+    # drivers wgpu sees, WGPU_BACKEND_TYPE the back end (here lavapipe's, the one CI has).
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd):
+        pytest.skip(f"no lavapipe driver file {icd}")
+    worker = os.path.dirname(os.path.dirname(os.path.abspath(wgsl.__file__)))
+    env = dict(os.environ, VK_DRIVER_FILES=icd, VK_ICD_FILENAMES=icd, WGPU_BACKEND_TYPE="Vulkan", PYTHONPATH=worker)
+    out = subprocess.run([sys.executable, "-c", "from kforge_kernels import wgsl; print(wgsl.adapter_name())"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("(Vulkan, CPU)") and "llvmpipe" in out.stdout, out.stdout
 
 
 def test_build_is_cached_per_source():
