@@ -271,11 +271,12 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
 namespace {
 
 // The calls of one fresh-set block: on set `seen`, then on the fresh set `fresh` once fresh and
-// kAgainCalls times again, back to back.
+// kAgainCalls times again (once with lean timing, whose blocks keep every call's outputs on the
+// device), back to back.
 constexpr int kAgainCalls = 2;
-json fresh_block_schedule(int seen, int fresh) {
+json fresh_block_schedule(int seen, int fresh, bool lean) {
   json schedule = {seen, fresh};
-  for (int k = 0; k < kAgainCalls; ++k) schedule.push_back(fresh);
+  for (int k = 0; k < (lean ? 1 : kAgainCalls); ++k) schedule.push_back(fresh);
   return schedule;
 }
 
@@ -301,7 +302,7 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
       run.fail_from_candidate(in, "timing on fresh inputs");
       return false;
     }
-    const json schedule = fresh_block_schedule(seen_set, in.body.value("set", -1));
+    const json schedule = fresh_block_schedule(seen_set, in.body.value("set", -1), run.lean_timing);
     const int reps = static_cast<int>(schedule.size());
     WorkerReply r = run.cand->request("time", {{"reps", reps}, {"schedule", schedule}}, Seconds(run.opt.timeout_s));
     if (r.kind != WorkerReply::kOk) {

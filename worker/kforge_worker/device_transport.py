@@ -29,10 +29,12 @@ MODES = ("host", "vmm")
 # 20261125-h100-full-size):
 # - lean (trials of LEAN_BYTES and more): the trials run in turn, a kept trial's buffers are not
 #   served between its check and timing, tensors left in reference cycles are collected and cached
-#   blocks handed back after every command. The busiest moment is a block on fresh inputs: three
-#   published sets, the reference's fresh inputs and its copies of picked outputs, the candidate's
-#   buffers and set, its kept outputs and the call's: 6 I and 5 O (36_RMSNorm_ at 7 GiB a set
-#   peaked at 11.1 sets with the device's contexts, before the reference parked its last outputs).
+#   blocks handed back after every command, the reference draws a trial's inputs for its own call
+#   when the call runs. The busiest moment is a block on fresh inputs: three published sets, the
+#   candidate's buffers and two sets, its three kept outputs and the call's: 6 I and 4 O
+#   (36_RMSNorm_ at 7 GiB a set peaked at 11.1 sets with the device's contexts, and ran out of
+#   memory, before the reference parked its last outputs and let go of its fresh inputs and the
+#   fresh block kept three calls' outputs instead of four).
 # - without lean timing: three timing sets, kept in both processes, and five kept outputs: 11 I and
 #   9 O, and the float64 audit on the device.
 # The forward's temporaries beyond its outputs come on top, twice for the float64 audit.
@@ -51,7 +53,7 @@ def device_bytes(figures: dict) -> int:
     i, o = int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0))
     temporaries = max(0, int(figures.get("forward_peak_bytes", 0)) - o)
     if lean(figures):
-        return 6 * i + 5 * o + temporaries
+        return 6 * i + 4 * o + temporaries
     return 11 * i + 9 * o + 3 * temporaries
 
 

@@ -141,9 +141,11 @@ class ReferenceSession:
             inputs = self._unshared(tensors.to_device(list(self.module.get_inputs()), self.device))
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
-        record["inputs"] = inputs  # what the reference's own call runs on (and may change)
-        self.trials.add(trial, record)
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
+        if not (self.lean and self.redraw and trial > 0):  # lean: its call draws them again when it runs
+            record["inputs"] = inputs  # what the reference's own call runs on (and may change)
+        del inputs
+        self.trials.add(trial, record)
         if self.on_device and trial > 0:
             return reply  # the call runs when the check needs its outputs: one trial on the device at a time
         record = self._reference_call(trial)
@@ -163,7 +165,7 @@ class ReferenceSession:
         record = self.trials.claim(trial, need)
         if "outputs" in record:
             return record
-        inputs = record.pop("inputs")
+        inputs = record.pop("inputs") if "inputs" in record else self.inputs_before(record, own=True)
         start = time.perf_counter()
         outputs = self.guard.forward(self, inputs, trial, record["tag"])
         record["seconds"] = time.perf_counter() - start
@@ -207,7 +209,10 @@ class ReferenceSession:
             need = ("outputs",) if req.get("timing") else trial_store.PARKED_FIELDS
             return self._check(number, self._reference_call(number, need), req)
         finally:
-            self.trials.finish(number)
+            if req.get("timing"):  # kept as it is: a fresh block checks two calls on the same trial
+                self.trials.note_checked(number)
+            else:
+                self.trials.finish(number)
             if self.lean and not req.get("timing") and number not in self.trials.dropped:
                 # A trial kept for timing stops being served until timing: its buffers would sit on the
                 # device through every later trial (prepare_timing publishes it again).

@@ -75,6 +75,11 @@ class TrialStore:
         if not self._keep(trial, record):
             self._drop(trial)
 
+    def note_checked(self, trial: int) -> None:
+        """``trial`` was checked and may be checked again: it stays until another trial needs the
+        device (then dropped unless kept)."""
+        self.checked.add(trial)
+
     def park_checked(self) -> None:
         """Moves the resident trial off the device once its check is done (kept trials to the host,
         others dropped); a trial still waiting for its check stays."""

@@ -135,6 +135,13 @@ SCENARIO = textwrap.dedent("""
                     for r, k in enumerate(schedule)]
     cand.timing_outputs({"picks": [{"rep": 0, "outputs": "rep_0_again"}]})
     out["timed_other_set"] = ref.check({"trial": 1, "candidate_outputs": "rep_0_again", "timing": True})["match"]
+    # A block on fresh inputs (kforge's order: drawn, added to the candidate's sets, timed after a call
+    # on a set it has seen, the fresh calls checked).
+    ref.make_trial({"trial": 1000, "seed": 3})
+    fresh = cand.timing_inputs_cmd({"path": "inputs_main_1000"})["set"]
+    cand.time({"reps": 3, "schedule": [0, fresh, fresh]})
+    cand.timing_outputs({"picks": [{"rep": r, "outputs": f"fresh_{r}"} for r in (1, 2)]})
+    out["fresh"] = [ref.check({"trial": 1000, "candidate_outputs": f"fresh_{r}", "timing": True}) for r in (1, 2)]
 
     # A candidate that changes an input the reference leaves alone is reported.
     ref.reset({})
@@ -192,6 +199,7 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
     assert out["wrong"] is False
     assert out["inputs_changed"] == 0
     assert out["timed"] == [True] * 6
+    assert out["fresh"] and all(c["match"] for c in out["fresh"]), out["fresh"]
     assert out["timed_other_set"] is False  # set 0's outputs are not set 1's: the sets really differ
     assert out["mutation"] is True
     # The inputs as drawn are drawn again from each trial's seed, not kept; a problem that hands out
