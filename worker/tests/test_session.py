@@ -1,4 +1,4 @@
-"""The worker's warm-up imports the target's [worker] preload modules, and only those."""
+"""The worker's warm-up imports the target's [worker] preload modules, and only those; loading commands freeze what they leave for the cyclic collector."""
 
 import sys
 
@@ -17,3 +17,18 @@ def test_warm_without_preload_imports_nothing_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "xml.dom.minidom", raising=False)
     session.warm({"device": "cpu", "threads": 0})
     assert "xml.dom.minidom" not in sys.modules
+
+
+def test_loading_commands_freeze_what_they_leave_for_the_cyclic_collector():
+    # After every command the worker collects reference cycles (they may hold trial-sized device
+    # tensors); freezing what imports and loading left keeps that collection cheap.
+    import gc
+
+    gc.unfreeze()
+    try:
+        session.after_command("run", 0.0)
+        assert gc.get_freeze_count() == 0
+        session.after_command("load_candidate", 0.0)
+        assert gc.get_freeze_count() > 1000  # torch's own objects at least
+    finally:
+        gc.unfreeze()
