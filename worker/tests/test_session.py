@@ -1,4 +1,5 @@
-"""The worker's warm-up imports the target's [worker] preload modules, and only those; loading commands freeze what they leave for the cyclic collector."""
+"""The worker's warm-up imports the target's [worker] preload modules, and only those; loading commands
+freeze what they leave for the cyclic collector."""
 
 import sys
 
