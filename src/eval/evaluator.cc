@@ -172,35 +172,41 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   return result;
 }
 
-// One evaluation, and once more alone if it ran out of memory while sharing its device.
+// `opt` evaluated once more after `before` failed (`why`, shown as progress), its logs in `subfolder`
+// of the first try's, which stay where that result says they are; what the earlier try ended with
+// goes into memory.retries.
+EvalResult evaluate_again(const EvalResult& before, EvalOptions opt, const std::string& subfolder,
+                          const std::string& why, ProgressFn progress, void* user, WorkerPool& pool) {
+  json tried = {{"status", before.doc.value("status", "")}, {"error", before.doc.value("error", json::object())}};
+  if (before.doc.contains("memory")) tried["memory"] = before.doc["memory"];
+  if (before.doc.contains("env")) tried["device_transport"] = before.doc["env"].value("device_transport", "host");
+  spdlog::debug("{}: {}", opt.candidate.filename().string(), why);
+  if (progress) progress(why, user);
+  opt.log_dir /= subfolder;
+  fs::create_directories(opt.log_dir);
+  EvalResult result = run_evaluation(opt, progress, user, pool, true);
+  if (result.doc.contains("memory")) {
+    for (const json& earlier : before.doc.value("memory", json::object()).value("retries", json::array()))
+      result.doc["memory"]["retries"].push_back(earlier);
+    result.doc["memory"]["retries"].push_back(tried);
+  }
+  return result;
+}
+
+// One evaluation; once more alone if it ran out of memory while sharing its device, and once more
+// with its trials in host memory if it ran out of memory with them on the device.
 EvalResult evaluate_with_retry(const EvalOptions& opt, ProgressFn progress, void* user, WorkerPool& pool) {
   EvalResult result = run_evaluation(opt, progress, user, pool, false);
-  if (retry_alone(result.doc)) {
-    const json first = {{"status", result.doc["status"]}, {"error", result.doc["error"]},
-                        {"memory", result.doc["memory"]}};
-    spdlog::debug("{}: out of memory while other evaluations shared {}; trying again alone",
-                 opt.candidate.filename().string(), opt.device);
-    if (progress) progress("out of memory beside other evaluations: trying again alone", user);
-    EvalOptions again = opt;
-    again.log_dir = opt.log_dir / "alone";  // the first try's logs stay where its result says they are
-    fs::create_directories(again.log_dir);
-    result = run_evaluation(again, progress, user, pool, true);
-    if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
-  }
+  if (retry_alone(result.doc))
+    result = evaluate_again(result, opt, "alone", "out of memory beside other evaluations: trying again alone",
+                            progress, user, pool);
   const char* transport = std::getenv("KFORGE_DEVICE_TRANSPORT");
   if (retry_on_host_path(result.doc, transport && std::string_view(transport) == "vmm")) {
-    json first = {{"status", result.doc["status"]}, {"error", result.doc["error"]},
-                  {"device_transport", result.doc["env"]["device_transport"]}};
-    if (result.doc.contains("memory")) first["memory"] = result.doc["memory"];
-    spdlog::debug("{}: out of memory with the trials on {}; trying again with them in host memory",
-                  opt.candidate.filename().string(), opt.device);
-    if (progress) progress("out of device memory with the trials on the device: trying again with them in host memory", user);
-    EvalOptions again = opt;
-    again.log_dir = opt.log_dir / "host-path";
-    again.worker_env["KFORGE_DEVICE_TRANSPORT"] = "host";
-    fs::create_directories(again.log_dir);
-    result = run_evaluation(again, progress, user, pool, true);
-    if (result.doc.contains("memory")) result.doc["memory"]["retries"].push_back(first);
+    EvalOptions on_host = opt;
+    on_host.worker_env["KFORGE_DEVICE_TRANSPORT"] = "host";
+    result = evaluate_again(result, on_host, "host-path",
+                            "out of device memory with the trials on the device: trying again with them in host memory",
+                            progress, user, pool);
     result.doc["notes"].push_back("the device path ran out of device memory; evaluated again with the trials in host memory");
   }
   json& doc = result.doc;

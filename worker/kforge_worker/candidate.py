@@ -93,21 +93,24 @@ class CandidateSession:
         self.timer = make_timer(self.device)
         return {"timer": self.timer.info()}
 
-    def _timing_buffers(self, unscheduled: bool = True, used=None):
-        """(the buffers timed calls run on, the input sets a schedule names, what a call without a
-        schedule restores, None unless ``unscheduled``): the ones kept, else fetched now (of the sets
-        only those in ``used`` where given, the others None)."""
+    def _timing_buffers(self, schedule=None):
+        """(the buffers timed calls run on, the input sets, what a call without a schedule restores):
+        the ones kept, else fetched now; for a ``schedule``, only the sets it names (the others None)
+        and nothing to restore."""
         if self.timing_inputs is not None:
             return self.timing_inputs, self.timing_sets, self.current_source
         inputs = self._fetch(self.timing_names[0])
-        sets = [self._fetch(name) if used is None or k in used else None for k, name in enumerate(self.timing_names[1:])]
+        sets = [self._fetch(name) if schedule is None or k in schedule else None
+                for k, name in enumerate(self.timing_names[1:])]
+        if schedule is not None:
+            return inputs, sets, None
         # The first set where it is the same inputs (sets are only ever read), else a copy.
-        current = None if not unscheduled else sets[0] if self.timing_names[1:2] == self.timing_names[:1] else [
+        current = sets[0] if self.timing_names[1:2] == self.timing_names[:1] else [
             t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         return inputs, sets, current
 
     def profiling_inputs(self) -> list:
-        return self._timing_buffers(unscheduled=False)[0]
+        return self._timing_buffers(schedule=[])[0]
 
     def timing_inputs_cmd(self, req: dict) -> dict:
         """Adds an input set never seen before (fresh inputs) to those a schedule names, as set ``set``:
@@ -136,8 +139,7 @@ class CandidateSession:
             raise ValueError("the schedule names one known input set per repetition")
         self.block = None  # the last block's kept outputs go before this one's are made
         staging = time.perf_counter_ns()
-        inputs, sets, current = self._timing_buffers(unscheduled=schedule is None,
-                                                     used=None if schedule is None else set(schedule))
+        inputs, sets, current = self._timing_buffers(schedule)
         block = timed_reps.Block(inputs, sets if schedule is not None else [current], schedule, self.correctness_types)
         del sets, current
         # Lean timing fetches the block's buffers and sets here: kforge's clock sees that, the timer does not.

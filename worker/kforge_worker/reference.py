@@ -213,10 +213,10 @@ class ReferenceSession:
                 self.trials.note_checked(number)
             else:
                 self.trials.finish(number)
-            if self.lean and not req.get("timing") and number not in self.trials.dropped:
-                # A trial kept for timing stops being served until timing: its buffers would sit on the
-                # device through every later trial (prepare_timing publishes it again).
-                self.exchange.unpublish(self.trials.records[number]["name"])
+                if self.lean and number not in self.trials.dropped:
+                    # A trial kept for timing stops being served until timing: its buffers would sit on
+                    # the device through every later trial (prepare_timing publishes it again).
+                    self.exchange.unpublish(self.trials.records[number]["name"])
 
     def _check(self, number: int, trial: dict, req: dict) -> dict:
         got = self.exchange.take(req["candidate_outputs"])
