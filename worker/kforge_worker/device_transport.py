@@ -57,8 +57,14 @@ def device_bytes(figures: dict) -> int:
     return 11 * i + 9 * o + 3 * temporaries
 
 
+def within_share(nbytes: int, free_bytes: int) -> bool:
+    """Whether ``nbytes`` more on the device leave the share of its free memory the device path keeps
+    for contexts, allocator slack and kernels' own scratch."""
+    return nbytes <= DEVICE_PATH_SHARE * free_bytes
+
+
 def fits_on_device(figures: dict, free_bytes: int) -> bool:
-    return device_bytes(figures) <= DEVICE_PATH_SHARE * free_bytes
+    return within_share(device_bytes(figures), free_bytes)
 
 
 def select(device: str, environ=os.environ, supported=None, fits=lambda: True) -> str:

@@ -170,7 +170,7 @@ class Guard:
         need = 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
         session.release_cached_memory()
         free = memory_estimate.device_memory(ref.device)["free_bytes"]
-        return ref.device if figures and need <= device_transport.DEVICE_PATH_SHARE * free else "cpu"
+        return ref.device if figures and device_transport.within_share(need, free) else "cpu"
 
     def judge(self, ref, trial_no: int, record: dict, got: dict, req: dict) -> dict:
         """Findings and precision audit for one check; a tightened-tolerance mismatch when it applies."""
