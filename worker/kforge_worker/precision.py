@@ -49,47 +49,80 @@ def float64_outputs(model64, inputs, on_device: bool = False):
         return None
 
 
+# The audit works through outputs in flat chunks of this many elements, so its float64 work beside
+# the output is a few chunks (256 MiB of float64 each), not copies of the whole output: a 6 GiB output
+# is audited on the device where whole float64 copies would not fit beside the trial.
+CHUNK_ELEMENTS = 1 << 25
+
+
 def audit_device(t: torch.Tensor) -> torch.device:
-    """Where the audit of an output like ``t`` runs: its device when that has free memory for about
-    four float64 copies of it (the float64 result, a mask, the difference), otherwise the host."""
+    """Where the audit of an output like ``t`` runs: its device when that has free memory for a few
+    float64 chunks of it (a chunk of the candidate, its difference, a mask), otherwise the host."""
     if not t.is_cuda:
         return torch.device("cpu")
     free, _ = torch.cuda.mem_get_info(t.device)
-    return t.device if free > 4 * 8 * t.numel() else torch.device("cpu")
+    return t.device if free > 4 * 8 * min(t.numel(), CHUNK_ELEMENTS) else torch.device("cpu")
+
+
+def _chunks(*tensors):
+    """Matching flat slices of same-shaped tensors, CHUNK_ELEMENTS at a time, in logical order."""
+    flat = [t.reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), CHUNK_ELEMENTS):
+        yield [f[start:start + CHUNK_ELEMENTS] for f in flat]
 
 
 class Float64Reference:
-    """Per output, everything the audit needs from the reference alone: the float64 result (its
-    non-finite entries zeroed), the fp32 reference's own error against it and the limit. Built once
-    per audited trial; where every float64 value is finite (the usual case) nothing is masked, which
-    saves four passes over the output."""
+    """Per output, everything the audit needs from the reference alone: the float64 result, whether
+    all of it is finite, the fp32 reference's own error against it and the limit. Built once per
+    audited trial; where every float64 value is finite (the usual case) nothing is masked."""
 
     def __init__(self, reference_outputs, outputs64):
         self.entries = []
         for i, (r, r64) in enumerate(zip(_leaves(reference_outputs), outputs64 or [])):
             if not r.is_floating_point() or r.numel() == 0 or r.dtype == torch.float64 and r64.dtype != torch.float64:
                 continue
-            finite = torch.isfinite(r64)
-            if bool(finite.all()):
-                finite, r64f = None, r64.double()
-            elif bool(finite.any()):
-                r64f = r64.double().masked_fill(~finite, 0)
-            else:
+            counts = [(int(torch.isfinite(c).sum()), c.numel()) for (c,) in _chunks(r64)]
+            finite = sum(n for n, _ in counts)
+            if finite == 0:
                 continue
-            err_ref = _max_error(r, r64f, finite)
-            low, high = torch.aminmax(r64f)
-            floor = ULPS * torch.finfo(r.dtype).eps * max(-float(low), float(high))
-            self.entries.append({"output": i, "reference": r, "r64f": r64f, "finite": finite, "err_ref": err_ref,
-                                 "limit": K * err_ref + floor})
+            all_finite = finite == r64.numel()
+            err_ref = _max_error(r, r64, all_finite)
+            low, high = _finite_range(r64, all_finite)
+            floor = ULPS * torch.finfo(r.dtype).eps * max(-low, high)
+            self.entries.append({"output": i, "reference": r, "r64": r64, "all_finite": all_finite,
+                                 "err_ref": err_ref, "limit": K * err_ref + floor})
 
 
-def _max_error(x: torch.Tensor, r64f: torch.Tensor, finite: Optional[torch.Tensor]) -> float:
-    """max |x - r64f| in float64, over the entries where the float64 reference is finite (all where
-    ``finite`` is None); on r64f's device."""
-    diff = x.to(device=r64f.device, dtype=torch.float64, copy=True)
-    if finite is not None:
-        diff.masked_fill_(~finite, 0)
-    return float(diff.sub_(r64f).abs_().max())
+def _finite_range(r64: torch.Tensor, all_finite: bool):
+    """min and max of r64's finite entries (with 0 among them where some are not finite)."""
+    low = high = None
+    for (c,) in _chunks(r64):
+        if not all_finite:
+            c = c.double().masked_fill(~torch.isfinite(c), 0)
+        lo, hi = torch.aminmax(c)
+        low = lo if low is None else torch.minimum(low, lo)
+        high = hi if high is None else torch.maximum(high, hi)
+    return float(low), float(high)
+
+
+def _max_error(x: torch.Tensor, r64: torch.Tensor, all_finite: bool) -> float:
+    """max |x - r64| in float64, over the entries where r64 is finite; on r64's device, chunk by
+    chunk. A non-finite x where r64 is finite gives inf or nan, which fails the audit."""
+    worst = None
+    for xc, rc in _chunks(x, r64):
+        diff = xc.to(device=rc.device, dtype=torch.float64, copy=True).sub_(rc).abs_()
+        if not all_finite:
+            diff.masked_fill_(~torch.isfinite(rc), 0)
+        m = diff.max()
+        worst = m if worst is None else torch.maximum(worst, m)
+    return float(worst)
+
+
+def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """torch.equal, chunk by chunk (no whole-output comparison mask)."""
+    if a.device != b.device or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return all(torch.equal(ac, bc) for ac, bc in _chunks(a, b))
 
 
 def audit(reference_outputs, candidate_outputs, outputs64, policy: str) -> Optional[dict]:
@@ -104,10 +137,10 @@ def audit(reference_outputs, candidate_outputs, outputs64, policy: str) -> Optio
         if e["output"] >= len(candidates):
             continue
         c = candidates[e["output"]]
-        if c.device == e["reference"].device and torch.equal(c, e["reference"]):
+        if _identical(c, e["reference"]):
             err_cand = e["err_ref"]  # bit-identical to the reference: the same error, nothing to measure
         else:
-            err_cand = _max_error(c, e["r64f"], e["finite"])
+            err_cand = _max_error(c, e["r64"], e["all_finite"])
         limit = e["limit"]
         ratio = err_cand / limit if limit > 0 else (0.0 if err_cand == 0 else float("inf"))
         entry = {"output": e["output"], "candidate_error": err_cand, "reference_error": e["err_ref"], "limit": limit,

@@ -90,6 +90,22 @@ def test_precision_audit_with_the_reference_side_prepared_once_gives_the_same_nu
     assert same["candidate_error"] == same["reference_error"] > 0
 
 
+def test_precision_audit_in_small_chunks_gives_the_numbers_of_one_pass(monkeypatch):
+    x = torch.randn(37, 29, dtype=torch.float64)
+    x[3, 4], x[20, 1] = float("inf"), float("nan")
+    ref = x.float()
+    r64 = [x.t().contiguous().t()]  # a non-contiguous float64 result, read in logical order
+    cands = (ref.clone(), ref + 1e-6, ref.bfloat16().float(), ref.t().contiguous().t() * 1.001)
+    whole = [precision.audit(ref, c, r64, "strict") for c in cands]
+    monkeypatch.setattr(precision, "CHUNK_ELEMENTS", 7)
+    chunked = [precision.audit(ref, c, r64, "strict") for c in cands]
+    assert chunked == whole
+    assert [a["verdict"] for a in whole] == ["pass", "pass", "fail", "fail"]
+    broken = ref.clone()
+    broken[36, 28] = float("nan")  # in the last, partial chunk; the float64 result is finite there
+    assert precision.audit(ref, broken, r64, "strict")["verdict"] == "fail"
+
+
 def test_speed_of_light_uses_the_working_set_level():
     peaks = {"flops": {"float32": 1e11}, "bandwidth": [{"working_set_bytes": 1 << 20, "bytes_per_s": 2e11},
                                                        {"working_set_bytes": 1 << 30, "bytes_per_s": 1e10}]}
