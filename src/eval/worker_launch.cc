@@ -128,6 +128,11 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
 
 namespace {
 
+std::uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
 // The device nodes present here that match the target's [sandbox] devices (globs from the allowlist
 // that loading the target enforced): nothing else of /dev.
 std::vector<fs::path> sandbox_device_nodes(const Target& target) {
@@ -202,8 +207,11 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   if (options.target.address_space_gb > 0)
     spawn.limits.address_space_bytes = static_cast<std::uint64_t>(options.target.address_space_gb * (1ull << 30));
   const auto tmp_bytes = static_cast<std::uint64_t>(options.sandbox_tmp_gb * (1ull << 30));
-  // One file the candidate writes (its outputs) is at most the size of its tmpfs.
-  spawn.limits.file_size_bytes = std::min<std::uint64_t>(8ull << 30, std::max<std::uint64_t>(tmp_bytes, 64ull << 20));
+  // The largest file the candidate writes is the memfd that carries a call's outputs (and the inputs
+  // it changed) to the reference: as large as the problem makes them (7 GiB for KernelBench's
+  // 36_RMSNorm_), bounded by memory. Its tmpfs has a size of its own; its folder is measured after
+  // the evaluation (disk_breach).
+  spawn.limits.file_size_bytes = std::max<std::uint64_t>(tmp_bytes, physical_memory_bytes());
 
   BuildBrokerSettings broker;
   broker.python = options.python;

@@ -65,9 +65,7 @@ class CandidateSession:
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"])
         on_device = self.peer.backend is not None
-        # What the inputs were: on the host a second private view of the same memfd, never handed out;
-        # on the device their digest (no second copy of a trial's inputs there).
-        before = _digests(inputs) if on_device else self.peer.get(req["inputs"]) if self.device == "cpu" else None
+        before = self._pristine(req["inputs"], inputs)
         start = time.perf_counter()
         # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
         facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device)[1:]
@@ -80,6 +78,12 @@ class CandidateSession:
         # returns); only the inputs the call changed (the reference has the others as they were).
         self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts})
         return {"seconds": seconds}
+
+    def _pristine(self, name: str, inputs: list) -> list:
+        """What a call's inputs were, for _changed_inputs: on the CPU a second private view of the
+        set's memfd, never handed out; on a GPU their digests, so that no second copy of a trial's
+        inputs takes device memory and only the inputs a call changed travel back."""
+        return self.peer.get(name) if self.device == "cpu" else _digests(inputs)
 
     def prepare_timing(self, req: dict) -> dict:
         self.timing_names = [req["inputs"]] + list(req.get("input_sets", []))
@@ -127,6 +131,9 @@ class CandidateSession:
         for pick in req["picks"]:
             self.peer.put(pick["outputs"], {"outputs": self.block.outputs_of(int(pick["rep"]),
                                                                               on_host=self.peer.backend is None)})
+        # kforge asks once per block: the kept outputs go, so that they are not on the device while the
+        # reference checks the copies it was just given (a fresh block of 7 GiB outputs kept 21 GiB).
+        self.block = None
         return {}
 
     def time(self, req: dict) -> dict:

@@ -130,10 +130,11 @@ SCENARIO = textwrap.dedent("""
     # What the candidate keeps between blocks: its buffers and sets, and the last call's outputs.
     out["candidate_keeps"] = [cand.timing_inputs is not None, cand.block.buffers is not None,
                               bool(cand.block.returned)]
-    cand.timing_outputs({"picks": [{"rep": r, "outputs": f"rep_{r}"} for r in range(6)]})
+    cand.timing_outputs({"picks": [{"rep": r, "outputs": f"rep_{r}"} for r in range(6)]
+                         + [{"rep": 0, "outputs": "rep_0_again"}]})
+    out["block_kept_after_picks"] = cand.block is not None  # kforge asks for a block's picks once
     out["timed"] = [ref.check({"trial": k, "candidate_outputs": f"rep_{r}", "timing": True})["match"]
                     for r, k in enumerate(schedule)]
-    cand.timing_outputs({"picks": [{"rep": 0, "outputs": "rep_0_again"}]})
     out["timed_other_set"] = ref.check({"trial": 1, "candidate_outputs": "rep_0_again", "timing": True})["match"]
     # A block on fresh inputs (kforge's order: drawn, added to the candidate's sets, timed after a call
     # on a set it has seen, the fresh calls checked).
@@ -196,6 +197,7 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
     assert out["reference_timing_sets"] == (0 if lean == "lean" else len(kept) + 1)
     # The last call's outputs go once copied (also without lean timing).
     assert out["candidate_keeps"] == ([False] * 3 if lean == "lean" else [True, True, False])
+    assert out["block_kept_after_picks"] is False
     assert out["wrong"] is False
     assert out["inputs_changed"] == 0
     assert out["timed"] == [True] * 6

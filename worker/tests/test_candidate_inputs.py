@@ -1,0 +1,33 @@
+"""What the candidate's process sends back about its inputs after a call: only those it changed."""
+
+import types
+
+import torch
+
+from kforge_worker import candidate
+
+
+def _session(device: str, view):
+    return types.SimpleNamespace(device=device, peer=types.SimpleNamespace(get=view))
+
+
+def test_on_a_gpu_only_the_inputs_a_call_changed_travel_back():
+    # The host path on a GPU once sent every input back (a 16 GiB set of KernelBench's
+    # 45_Average_Pooling_2D failed at the candidate's file size limit): the digests tell which changed.
+    def no_view(name):
+        raise AssertionError("a second view of a set is for the CPU")
+
+    inputs = [torch.randn(64), torch.randn(8), 3]
+    before = candidate.CandidateSession._pristine(_session("cuda:0", no_view), "inputs_main_0", inputs)
+    assert candidate._changed_inputs(inputs, before)["changed"] == {}
+    inputs[1].add_(1)
+    assert list(candidate._changed_inputs(inputs, before)["changed"]) == [1]
+
+
+def test_on_the_cpu_the_inputs_are_compared_with_a_second_view_of_the_set():
+    inputs = [torch.randn(64)]
+    kept = [inputs[0].clone()]
+    before = candidate.CandidateSession._pristine(_session("cpu", lambda name: kept), "inputs_main_0", inputs)
+    assert before is kept
+    inputs[0].mul_(2)
+    assert list(candidate._changed_inputs(inputs, before)["changed"]) == [0]
