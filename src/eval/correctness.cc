@@ -68,7 +68,7 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     if (checked.kind != WorkerReply::kOk) {
       // The reference could not even read what the candidate wrote: that is the candidate's fault,
       // unless the device ran out of memory while the reference copied it (retried alone).
-      if (!run.ref->alive() || is_device_oom(checked)) {
+      if (run.reference_at_fault(checked)) {
         run.fail_from_reference(checked, "checking outputs");
       } else {
         run.fail(status::kIncorrect, "unreadable_outputs",

@@ -118,6 +118,10 @@ void EvalRun::fail_from_reference(const WorkerReply& reply, const std::string& d
   if (is_device_oom(reply)) doc["error"]["cause"] = "device_oom";
 }
 
+bool EvalRun::reference_at_fault(const WorkerReply& checked) const {
+  return !ref->alive() || is_device_oom(checked);
+}
+
 bool EvalRun::apply_findings(const json& found, const std::optional<PrecisionAudit>& p) {
   json findings = found.is_array() ? found : json::array();
   if (p) {

@@ -93,6 +93,9 @@ struct EvalRun {
   void fail(const char* status, const std::string& kind, const std::string& message, const std::string& log = "");
   void fail_from_candidate(const WorkerReply& reply, const std::string& during);
   void fail_from_reference(const WorkerReply& reply, const std::string& during);
+  // Whether a check the reference could not answer is its own failure (it died, or the device ran
+  // out of memory while it copied the candidate's outputs), not the candidate's.
+  bool reference_at_fault(const WorkerReply& checked) const;
   void add_check(const std::string& name, const std::string& verdict, const std::string& message);
 
   // Findings the reference derived from one check (runtime facts, precision audit); false once

@@ -254,9 +254,13 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
         "check", {{"trial", trials[i]}, {"candidate_outputs", names[i]}, {"timing", true}},
         Seconds(run.opt.reference_timeout_s));
     const bool ok = c.kind == WorkerReply::kOk;
+    if (!ok && run.reference_at_fault(c)) {
+      run.fail_from_reference(c, fmt::format("checking the output of timed repetition {}", reps[i]));
+      return false;
+    }
     const CheckReply checked = ok ? CheckReply::decode(c.body) : CheckReply{};
     if (!ok || !checked.match) {
-      std::string why = ok ? checked.mismatch_message : c.detail;
+      std::string why = ok ? checked.mismatch_message : reply_message(c);
       std::string msg = fmt::format("the output of timed repetition {} (inputs of trial {}) is wrong ({}): a timed call "
                                     "returned another call's result or skipped work", reps[i], trials[i], why);
       merge_check(run.doc["checks"], {{"name", "timed_output"}, {"verdict", "fail"}, {"message", msg}});

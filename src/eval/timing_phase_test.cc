@@ -130,6 +130,52 @@ done)sh"};
   return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
 }
 
+// A worker answering every command with `reply` (the fields after "id"), as a check would.
+std::unique_ptr<WorkerClient> answering_worker(const std::string& role, const std::string& reply) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", R"sh(
+while read line; do
+  id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+  printf '{"id":%s,%s}\n' "$id" ')sh" + reply + R"sh(' >&3
+done)sh"};
+  o.env = {{"PATH", "/usr/bin:/bin"}};
+  return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
+}
+
+// The verdict on a timed repetition whose check the reference answered with `check_reply`.
+EvalRun checked_timed_rep(const std::string& check_reply) {
+  static EvalOptions options;
+  EvalRun run{options, nullptr, nullptr};
+  auto ref = answering_worker("reference", check_reply);
+  auto cand = answering_worker("candidate", R"("ok":true)");
+  run.ref = ref.get();
+  run.cand = cand.get();
+  EXPECT_FALSE(verify_timed_reps(run, {1}, {1000}));
+  run.ref = run.cand = nullptr;
+  return run;
+}
+
+TEST(VerifyTimedReps, AReferenceOutOfDeviceMemoryIsNotTheCandidatesFault) {
+  // Seen on an H100 with KernelBench's 36_RMSNorm_: an honest kernel was rejected as "wrong ()".
+  EvalRun run = checked_timed_rep(R"("ok":false,"error":{"kind":"device_oom","message":"CUDA out of memory"})");
+  EXPECT_EQ(run.status, status::kProblemError);
+  EXPECT_EQ(run.doc["error"].value("cause", ""), "device_oom");  // evaluated again alone, then on the host path
+  EXPECT_NE(run.doc["error"].value("message", "").find("CUDA out of memory"), std::string::npos);
+}
+
+TEST(VerifyTimedReps, OutputsTheReferenceCannotReadAreRejectedWithTheReason) {
+  EvalRun run = checked_timed_rep(R"("ok":false,"error":{"kind":"runtime_error","message":"no such buffer"})");
+  EXPECT_EQ(run.status, status::kRejected);
+  EXPECT_EQ(run.doc["error"].value("kind", ""), "timed_output");
+  EXPECT_NE(run.doc["error"].value("message", "").find("no such buffer"), std::string::npos);
+}
+
+TEST(VerifyTimedReps, AWrongOutputIsRejected) {
+  EvalRun run = checked_timed_rep(R"("ok":true,"match":false,"mismatch":{"message":"12 of 100 elements differ"})");
+  EXPECT_EQ(run.status, status::kRejected);
+  EXPECT_NE(run.doc["error"].value("message", "").find("12 of 100 elements differ"), std::string::npos);
+}
+
 struct FakeTiming {
   FakeTiming(const std::string& block_delay, const std::string& reported, const std::string& ping_delay)
       : ref(fake_worker("reference", "0", "0", ping_delay)), cand(fake_worker("candidate", block_delay, reported, "0")) {
