@@ -76,7 +76,7 @@ class Guard:
 
             overrides = {k: problem.parse_value(v) if isinstance(v, str) else v
                          for k, v in req.get("overrides", {}).items()}
-            report["variants"] = problem.shape_variants(req["problem"], overrides, 1)
+            report["variants"] = problem.shape_variants(req["problem"], overrides, 1, aligned=True)
         report["extra_trials"] = calibration.EXTRA_TRIALS if self.tightened else 0
         report["max_trials"] = calibration.MAX_TRIALS
         if cached is None:

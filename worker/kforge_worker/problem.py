@@ -89,8 +89,22 @@ _VARIANT_RULES = [
 ]
 
 
-def shape_variants(path: str, base_overrides: Dict[str, object], count: int) -> List[Dict[str, object]]:
-    """Up to ``count`` override sets that vary the problem's size globals (after ``base_overrides``)."""
+ALIGNMENT_KEPT = 256  # the largest power-of-two factor of a size an aligned variant keeps
+
+
+def aligned_half(n: int) -> int:
+    """About half of ``n``, keeping the power of two that divides it (up to ALIGNMENT_KEPT): a kernel
+    written for the problem's own sizes (float4 loads, tiles that divide a row) runs on it."""
+    align = min(n & -n, ALIGNMENT_KEPT)
+    half = n // 2 // align * align
+    return half if align <= half != n else n + align
+
+
+def shape_variants(path: str, base_overrides: Dict[str, object], count: int,
+                   aligned: bool = False) -> List[Dict[str, object]]:
+    """Up to ``count`` override sets that vary the problem's size globals (after ``base_overrides``).
+    ``aligned``: one variant of aligned_half sizes instead, for the check kforge adds on its own when
+    null kernels pass at the problem's sizes; the odd sizes are for generality the user asks for."""
     sizes = size_globals(path)
     for name, value in base_overrides.items():
         if name in sizes and isinstance(value, int):
@@ -98,7 +112,7 @@ def shape_variants(path: str, base_overrides: Dict[str, object], count: int) -> 
         elif name in sizes:
             del sizes[name]
     variants = []
-    for rule in _VARIANT_RULES[:count]:
+    for rule in [aligned_half][:count] if aligned else _VARIANT_RULES[:count]:
         overrides = dict(base_overrides)
         overrides.update({name: max(1, rule(value)) for name, value in sizes.items()})
         variants.append(overrides)

@@ -59,6 +59,12 @@ def test_shape_variants_change_sizes_to_non_powers_of_two(path):
     assert all("kernel_size" not in v for v in variants)
 
 
+def test_aligned_variants_keep_the_power_of_two_that_divides_each_size(path):
+    # KernelBench's 23_Softmax: rows of 393216 = 3 * 2**17 floats; a float4 kernel needs multiples of 4.
+    assert [problem.aligned_half(n) for n in (393216, 4096, 65535, 16, 3, 1)] == [196608, 2048, 32767, 32, 1, 2]
+    assert [v["batch_size"] for v in problem.shape_variants(path, {}, 3, aligned=True)] == [128]
+
+
 def test_missing_model_is_reported(tmp_path):
     p = tmp_path / "bad.py"
     p.write_text("def get_inputs():\n    return []\n\ndef get_init_inputs():\n    return []\n")
