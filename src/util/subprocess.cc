@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -35,6 +34,26 @@ void make_pipe(int fds[2]) {
   if (pipe2(fds, O_CLOEXEC) != 0) throw InternalError(fmt::format("pipe: {}", std::strerror(errno)));
 }
 
+// A /proc file of another process, empty once that process is gone. Not through an ifstream: a
+// read that fails (ESRCH when the process exits between open and read) throws out of an
+// istreambuf_iterator, which ended a `kforge run` with "basic_filebuf::underflow error".
+std::string read_proc_file(const std::string& path) {
+  std::string content;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      content.clear();
+      break;
+    }
+    content.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return content;
+}
+
 void set_limit(int resource, std::uint64_t value) {
   if (value == 0) return;
   struct rlimit rl {value, value};
@@ -50,8 +69,7 @@ std::vector<pid_t> children_of(pid_t parent) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string content = read_proc_file(fmt::format("/proc/{}/stat", pid));
     auto close = content.rfind(')');
     if (close == std::string::npos) continue;
     // After "pid (comm) " come state and ppid.
@@ -70,8 +88,7 @@ struct ProcStat {
   pid_t ppid = 0, pgrp = 0;
 };
 std::optional<ProcStat> proc_stat(pid_t pid) {
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string content = read_proc_file(fmt::format("/proc/{}/stat", pid));
   auto close = content.rfind(')');
   ProcStat out;
   long ppid = 0, pgrp = 0;
@@ -111,8 +128,7 @@ void reap_group(pid_t pgid) {
 
 // True when /proc/<pid>/environ holds KFORGE_TREE_ID=<tree_id>.
 bool has_tree_id(pid_t pid, const std::string& tree_id) {
-  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
-  std::string environ_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string environ_text = read_proc_file(fmt::format("/proc/{}/environ", pid));
   std::string needle = "KFORGE_TREE_ID=" + tree_id;
   std::size_t pos = 0;
   while ((pos = environ_text.find(needle, pos)) != std::string::npos) {
@@ -148,8 +164,7 @@ void reap_orphaned_sandboxes() {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string content = read_proc_file(fmt::format("/proc/{}/stat", pid));
     auto open = content.find('('), close = content.rfind(')');
     if (open == std::string::npos || close == std::string::npos) continue;
     char state = 0;
