@@ -102,21 +102,12 @@ fullsize() {
       --python "$PYTHON" --json "$RESULTS/fullsize-$name.json" >"$RESULTS/fullsize-$name.txt" 2>&1
     local rc=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))
     kill $poll
+    "$PYTHON" bench/memlog.py "$RESULTS/fullsize-$name.json" >"$RESULTS/fullsize-$name.memlog"
     "$PYTHON" - "$RESULTS/fullsize-$name.json" "$RESULTS/fullsize-$name.mem" "$name" "$rc" "$ms" <<'PY' | tee -a "$RESULTS/fullsize.jsonl"
 import json, os, sys
 path, mem, name, rc, ms = sys.argv[1:]
 doc = json.load(open(path)) if os.path.exists(path) else {}
 used = [int(x) for x in open(mem).read().split() if x.strip().isdigit()]
-log_dir = (doc.get("env") or {}).get("log_dir")
-if not log_dir:  # cut off before it wrote its result: the newest evaluation's logs
-    import glob
-    found = sorted(glob.glob(os.path.expanduser("~/.local/share/kforge/logs/eval-*")), key=os.path.getmtime)
-    log_dir = found[-1] if found else None
-with open(mem.replace(".mem", ".memlog"), "w") as out:  # each worker command's device memory
-    for role in ("reference", "candidate"):
-        log = os.path.join(log_dir or "", f"{role}.log")
-        if log_dir and os.path.exists(log):
-            out.writelines(f"{role} {line}" for line in open(log, errors="replace") if "kforge memory:" in line)
 timing = doc.get("timing") or {}
 print(json.dumps({"problem": name, "exit": int(rc), "command_ms": int(ms), "status": doc.get("status"),
                   "error": (doc.get("error") or {}).get("message", "")[:300], "speedup_vs_eager": doc.get("speedup_vs_eager"),

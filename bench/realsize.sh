@@ -7,8 +7,10 @@
 #                   each) and records each build's seconds and its ninja steps
 #       floor       bench/realsize_floor.py per problem: per-trial floor, eager/candidate CUDA-event times
 #       kernelbench bench/kernelbench_harness.py per problem: KernelBench's verdict and speedup
+#       prebuild    kforge eval --compile-only of every candidate at once: fills kforge's build cache
+#                   (the same key as a GPU evaluation), so the kforge steps measure evaluations
 #       kforge      kforge eval per problem at its defaults (--json), then 19_ReLU at batch 512 twice
-#                   (the second with its build cached)
+#                   (the second with its build cached). EVAL_TIMEOUT (default 540 s) caps each
 #       bench       one kforge bench of every problem at default concurrency (BENCH_JOBS: --jobs)
 #       report      bench/realsize_report.py: the table, from the steps' JSON lines
 # Results go to $RESULTS (default $OUT when set, else bench/results/realsize-<date>), one JSON line a run.
@@ -47,6 +49,18 @@ case "$step" in
       [ -f "$log" ] && awk -v ext="$(basename "$(dirname "$log")")" 'NR > 1 {printf "%s %s %.1f s\n", ext, $4, ($2 - $1) / 1000}' "$log"
     done | tee "$RESULTS/build-steps.txt"
     ;;
+  prebuild)
+    [ -n "$KFORGE" ] || { echo "realsize.sh: no kforge binary (build it or carry dist/)" >&2; exit 2; }
+    for p in $(problems); do
+      name=$(basename "$p" .py)
+      ( start=$(date +%s%N)
+        "$KFORGE" eval "$problems_dir/$p" "$candidates/$name.py" --target cuda --python "$PYTHON" --compile-only \
+          --json "$RESULTS/prebuild-$name.json" >"$RESULTS/prebuild-$name.log" 2>&1
+        rc=$?
+        echo "{\"problem\": \"$p\", \"build_ms\": $(( ($(date +%s%N) - start) / 1000000 )), \"exit\": $rc}" >>"$RESULTS/prebuild.jsonl" ) &
+    done
+    wait
+    ;;
   floor)
     for p in $(problems); do
       "$PYTHON" "$ROOT/bench/realsize_floor.py" "$problems_dir/$p" "$candidates/$(basename "$p")" \
@@ -65,14 +79,15 @@ case "$step" in
     for p in $(problems); do
       name=$(basename "$p" .py)
       start=$(date +%s%N)
-      "$KFORGE" eval "$problems_dir/$p" "$candidates/$name.py" --target cuda --python "$PYTHON" \
-        --json "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.log" 2>&1
+      KFORGE_MEMORY_LOG=1 timeout "${EVAL_TIMEOUT:-540}" "$KFORGE" eval "$problems_dir/$p" "$candidates/$name.py" \
+        --target cuda --python "$PYTHON" --json "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.log" 2>&1
       echo "{\"problem\": \"$p\", \"exit\": $?, \"command_ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" >>"$RESULTS/kforge.jsonl"
+      "$PYTHON" "$ROOT/bench/memlog.py" "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.memlog"
     done
     if [ -z "$filter" ] || [[ 19_ReLU == *$filter* ]]; then
-      for run in cold cached; do
+      for run in first cached; do
         start=$(date +%s%N)
-        "$KFORGE" eval "$problems_dir/level1/19_ReLU.py" "$candidates/19_ReLU.py" --target cuda --python "$PYTHON" \
+        timeout "${EVAL_TIMEOUT:-540}" "$KFORGE" eval "$problems_dir/level1/19_ReLU.py" "$candidates/19_ReLU.py" --target cuda --python "$PYTHON" \
           --set batch_size=512 --json "$RESULTS/kforge-relu512-$run.json" >"$RESULTS/kforge-relu512-$run.log" 2>&1
         echo "{\"problem\": \"level1/19_ReLU.py\", \"set\": \"batch_size=512\", \"run\": \"$run\", \"exit\": $?, \"command_ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" >>"$RESULTS/kforge.jsonl"
       done

@@ -31,7 +31,29 @@ def kforge_row(results: Path, name: str) -> dict:
     phases = result.get("phases_s") or {}
     per_trial = phases.get("correctness_trials", 0) / trials if trials else None
     return {"status": result.get("status"), "speedup": result.get("speedup_vs_eager"), "per_trial_s": per_trial,
-            "wall_s": result.get("wall_seconds"), "ci": (result.get("speedup_ci") or {}).get("vs_eager")}
+            "wall_s": result.get("wall_seconds"), "ci": [((result.get("speedup") or {}).get("vs_eager") or {}).get(k) for k in ("ci_low", "ci_high")],
+            "transport": (result.get("env") or {}).get("device_transport"),
+            "retried": [r.get("device_transport") for r in (result.get("memory") or {}).get("retries") or []]}
+
+
+def kforge_cell(kf: dict, run: dict) -> str:
+    """status, speedup [CI], the data path (device buffers or host), the command's seconds."""
+    if not kf:
+        if not run:
+            return "–"
+        seconds = fmt((run.get("command_ms") or 0) / 1e3, ".0f", " s")
+        if run["exit"] == 0:
+            return f"correct (exit 0; its result file was not kept), {seconds}"
+        return f"no result (exit {run['exit']}{', cut off' if run['exit'] == 124 else ''}), {seconds}"
+    ci = kf.get("ci") or []
+    cell = f"{kf.get('status', '–')}, {fmt(kf.get('speedup'), '.2f', '×')}"
+    if None not in ci:
+        cell += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    path = {"vmm": "device", "host": "host"}.get(kf.get("transport"), kf.get("transport") or "?")
+    if kf.get("retried"):
+        path = " then ".join(("device" if t == "vmm" else t or "?") for t in kf["retried"]) + " then " + path
+    seconds = (run.get("command_ms") or 0) / 1e3 or kf.get("wall_s")
+    return f"{cell}, {path}, {fmt(seconds, '.0f', ' s')}"
 
 
 def main() -> int:
@@ -39,17 +61,21 @@ def main() -> int:
     floor = by_problem(read_lines(results / "floor.jsonl"))
     kb = by_problem(read_lines(results / "kernelbench.jsonl"))
     builds = by_problem(read_lines(results / "build.jsonl"))
+    prebuilds = by_problem(read_lines(results / "prebuild.jsonl"))
+    runs = read_lines(results / "kforge.jsonl")
+    kforge_runs = by_problem([r for r in runs if "set" not in r])
     names = sorted(set(floor) | set(kb), key=lambda n: (n not in floor, n))
     device = next((r.get("device") for r in floor.values()), "unknown device")
     lines = [f"# Real-size KernelBench problems on {device}", "",
              "Speedups are vs PyTorch eager. Floor: one process, inputs drawn on the GPU, reference and candidate",
              "run and compared on the GPU, nothing in between (bench/realsize_floor.py). KernelBench: its own",
              "eval_kernel_against_ref (5 correctness trials, 30 timed calls, L2 cleared before every call).",
-             "kforge: `kforge eval` at its defaults (5 trials, 30 repetitions, 3 warm-up; L2 flushed per call).",
+             "kforge: `kforge eval` at its defaults (5 trials, 30 repetitions, 3 warm-up; L2 flushed per call),",
+             "with its build cached (`prebuild`): status, speedup [95% interval], data path, seconds of the command.",
              "The floor disables TF32 (kforge's strict precision); KernelBench leaves cuDNN's TF32 on, so its",
              "convolutions run faster on both sides.", "",
              "| problem | input | floor: speedup | KernelBench: correct, speedup (mean ± std ms), eval wall | kforge: status, speedup | "
-             "per trial: floor / kforge | cold build |",
+             "per trial: floor / kforge | cold build: load_inline / kforge |",
              "|---|---:|---:|---|---|---|---:|"]
     for name in names:
         f, k, b, kf = floor.get(name, {}), kb.get(name, {}), builds.get(name, {}), kforge_row(results, name)
@@ -58,7 +84,7 @@ def main() -> int:
             stats = k.get("candidate_stats") or {}
             kb_cell = (f"{'yes' if k.get('correct') else 'NO'}, {fmt(k.get('speedup_vs_eager'), '.2f', '×')} "
                        f"({fmt(stats.get('mean'))} ± {fmt(stats.get('std'), '.3f')} ms), {fmt(k.get('eval_s'), '.0f', ' s')}")
-        kf_cell = f"{kf.get('status', '–')}, {fmt(kf.get('speedup'), '.2f', '×')}" if kf else "–"
+        kf_cell = kforge_cell(kf, kforge_runs.get(name, {}))
         floor_trial = f.get("trial_mean_s")
         ratio = (kf["per_trial_s"] / floor_trial) if kf.get("per_trial_s") and floor_trial else None
         trial_cell = f"{fmt(floor_trial, '.3f', ' s')} / {fmt(kf.get('per_trial_s'), '.3f', ' s')}"
@@ -66,7 +92,14 @@ def main() -> int:
             trial_cell += f" ({ratio:.1f}×)"
         lines.append(f"| {name} | {fmt((f.get('input_bytes') or 0) / 1e9, '.2f', ' GB')} | "
                      f"{fmt(f.get('speedup_vs_eager'), '.2f', '×')} | {kb_cell} | {kf_cell} | {trial_cell} | "
-                     f"{fmt((b.get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} |")
+                     f"{fmt((b.get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} / "
+                     f"{fmt((prebuilds.get(name, {}).get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} |")
+    relu512 = [r for r in runs if r.get("set")]
+    if relu512:
+        lines += ["", "19_ReLU at batch_size=512 (805 MB in, 805 MB out), `kforge eval` at its defaults:", ""]
+        for r in relu512:
+            data = kforge_row(results, f"relu512-{r['run']}")
+            lines.append(f"- {r['run']}: {kforge_cell(data, r)}")
     text = "\n".join(lines) + "\n"
     (results / "summary.md").write_text(text)
     print(text)
