@@ -147,7 +147,8 @@ class CandidateSession:
         self.block = None  # the last block's kept outputs go before this one's are made
         staging = time.perf_counter_ns()
         inputs, sets, current = self._timing_buffers(schedule)
-        block = timed_reps.Block(inputs, sets if schedule is not None else [current], schedule, self.correctness_types)
+        block = timed_reps.Block(inputs, sets if schedule is not None else [current], schedule, self.correctness_types,
+                                 own_sources=self.lean)
         del sets, current
         # Lean timing fetches the block's buffers and sets here: kforge's clock sees that, the timer does not.
         block.untimed_ns += time.perf_counter_ns() - staging

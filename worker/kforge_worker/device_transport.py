@@ -30,11 +30,14 @@ MODES = ("host", "vmm")
 # - lean (trials of LEAN_BYTES and more): the trials run in turn, a kept trial's buffers are not
 #   served between its check and timing, tensors left in reference cycles are collected and cached
 #   blocks handed back after every command, the reference draws a trial's inputs for its own call
-#   when the call runs. The busiest moment is a block on fresh inputs: three published sets, the
-#   candidate's buffers and two sets, its three kept outputs and the call's: 6 I and 4 O
-#   (36_RMSNorm_ at 7 GiB a set peaked at 11.1 sets with the device's contexts, and ran out of
-#   memory, before the reference parked its last outputs and let go of its fresh inputs and the
-#   fresh block kept three calls' outputs instead of four).
+#   when the call runs, a lean block lets go of each input set after its last call. The busiest
+#   moment is the last call of a block on fresh inputs: three published sets, the candidate's
+#   buffers and the fresh set (the seen set went after the first call), two kept outputs, the call's
+#   and its kept copy: 5 I and 4 O (worker/tests/test_device_memory.py measures the block in CI).
+#   36_RMSNorm_ at 7 GiB a set ran on the device path with one set more than that (6 I and 4 O,
+#   bench/results/20261125-h100-realsize-kforge); it had peaked at 11.1 sets with the device's
+#   contexts, and run out of memory, before the reference parked its last outputs and let go of its
+#   fresh inputs and the fresh block kept three calls' outputs instead of four.
 # - without lean timing: three timing sets, kept in both processes, and five kept outputs: 11 I and
 #   9 O, and the float64 audit on the device.
 # The forward's temporaries beyond its outputs come on top, twice for the float64 audit.
@@ -53,7 +56,7 @@ def device_bytes(figures: dict) -> int:
     i, o = int(figures.get("input_bytes", 0)), int(figures.get("output_bytes", 0))
     temporaries = max(0, int(figures.get("forward_peak_bytes", 0)) - o)
     if lean(figures):
-        return 6 * i + 4 * o + temporaries
+        return 5 * i + 4 * o + temporaries
     return 11 * i + 9 * o + 3 * temporaries
 
 

@@ -60,10 +60,13 @@ class Block:
     """One block of timed repetitions: the swap before each, the snapshot after each."""
 
     def __init__(self, buffers: list, sources: List[Sequence], schedule: Optional[List[int]],
-                 correctness_types: set):
+                 correctness_types: set, own_sources: bool = False):
         self.buffers = buffers
         self.sources = sources
         self.schedule = schedule
+        # Sources fetched for this block alone (lean timing) go after their last scheduled call: a
+        # block on fresh inputs no longer holds the seen set during its fresh calls.
+        self.own_sources = own_sources
         self.correctness_types = correctness_types
         self.returned: list = []        # the call's return value, set by the timed function
         self.returned_structure = None  # the outputs' structure, tensors left out (outputs_of)
@@ -84,6 +87,8 @@ class Block:
         start = time.perf_counter_ns()
         self._keep(rep)
         self.returned.clear()  # kept as a copy: the next call's outputs need not share the device with these
+        if self.own_sources and self.schedule and self.schedule[rep] not in self.schedule[rep + 1:]:
+            self.sources[self.schedule[rep]] = None
         self.untimed_ns += time.perf_counter_ns() - start
 
     def _keep(self, rep: int) -> None:

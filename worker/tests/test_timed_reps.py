@@ -26,6 +26,27 @@ def test_each_repetition_gets_its_scheduled_inputs_and_keeps_its_own_outputs():
     assert (facts["inputs_changed"], facts["new_output_types"], facts["untimed_ms"] > 0) == ([], [], True)
 
 
+def test_a_block_that_owns_its_sets_lets_each_go_after_its_last_call():
+    seen = []
+    sets = [list(s) for s in SETS[:2]]
+    buffers = [t.clone() for t in sets[0]]
+    block = timed_reps.Block(buffers, sets, [0, 1, 1], {"torch.Tensor"}, own_sources=True)
+
+    def call():
+        seen.append([s is not None for s in block.sources])
+        block.returned[:] = [buffers[0] * 2]
+
+    CpuTimer().measure(call, 3, before=block.before, after=block.after)
+    # A block on fresh inputs: the seen set (0) goes after its one call, the fresh set (1) after the last.
+    assert seen == [[True, True], [False, True], [False, True]]
+    assert block.sources == [None, None]
+    assert [torch.equal(block.outputs_of(r), SETS[k][0] * 2) for r, k in enumerate([0, 1, 1])] == [True] * 3
+    # Sets kept across blocks (without lean timing) are not the block's to let go.
+    shared = [list(s) for s in SETS[:2]]
+    _run_block(lambda x: x * 2, shared, [0, 1, 1])
+    assert all(s is not None for s in shared)
+
+
 def test_a_reused_output_buffer_is_still_kept_per_repetition():
     out = torch.empty(4, 8)
     block = _run_block(lambda x: torch.mul(x, 2, out=out), SETS, [2, 0])
