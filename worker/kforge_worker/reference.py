@@ -112,12 +112,8 @@ class ReferenceSession:
             figures, memory_estimate.device_memory(self.device)["free_bytes"])
 
     def draw_inputs(self, seed: int) -> list:
-        """A set of inputs for ``seed``, drawn as the trials' are: on the device with the device
-        transport, else by get_inputs() on the host and moved to the device."""
-        if self.on_device:
-            return draw_on_device(self.module, seed, self.device)
-        session.seed_everything(seed)
-        return tensors.to_device(list(self.module.get_inputs()), self.device)
+        """A set of inputs for ``seed``, drawn as the trials' are: where the computation runs."""
+        return draw_on_device(self.module, seed, self.device)
 
     def make_trial(self, req: dict) -> dict:
         trial = int(req["trial"])
@@ -137,8 +133,9 @@ class ReferenceSession:
                 record["inputs_before"] = tensors.copy_to(inputs, self.device)
             self.exchange.publish(name, inputs, device=True)
         else:
-            session.seed_everything(seed)
-            inputs = self._unshared(tensors.to_device(list(self.module.get_inputs()), self.device))
+            # Drawn where the computation runs on the host path too: KernelBench's torch.rand of 16 GiB
+            # takes a CPU far longer than a GPU's generator and the copy to the host together.
+            inputs = self._unshared(draw_on_device(self.module, seed, self.device))
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
@@ -347,9 +344,8 @@ class ReferenceSession:
 def draw_on_device(module, seed: int, device: str) -> list:
     """A trial's inputs drawn where the computation runs: get_inputs() with ``device`` as the default
     of its factory calls (tensors it puts on the CPU explicitly are moved). The values come from the
-    device's generator (CUDA's Philox), so they differ from the host path's for the same seed; the
-    same seed gives the same values on the same kind of device. A get_inputs that cannot run that way
-    is drawn on the CPU, as the host path does, and moved."""
+    device's generator (CUDA's Philox): the same seed gives the same values on the same kind of
+    device, on either data path. A get_inputs that cannot run that way is drawn on the CPU and moved."""
     session.seed_everything(seed)
     try:
         with torch.device(device):
