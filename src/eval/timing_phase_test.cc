@@ -110,36 +110,35 @@ TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
   EXPECT_EQ(b.block_medians_ms.size(), 1u);
 }
 
-// A worker answering `time` with one repetition of `reported` ms after `delay` seconds, and `ping`
-// after `ping_delay` seconds: the load of a busy machine held the round trip, or work the timer
-// did not see.
-std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay,
-                                          const std::string& reported, const std::string& ping_delay) {
+// A worker that reads requests and answers each with `answer`: shell code that sees the request's
+// $id and $cmd and writes its reply to fd 3.
+std::unique_ptr<WorkerClient> shell_worker(const std::string& role, const std::string& answer) {
   SpawnOptions o;
   o.argv = {"/bin/sh", "-c", R"sh(
 while read line; do
   id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
   cmd=$(echo "$line" | sed 's/.*"cmd":"\([a-z_]*\)".*/\1/')
-  case $cmd in
-    time) sleep )sh" + delay + R"sh(; echo "{\"id\":$id,\"ok\":true,\"times_ms\":[)sh" + reported + R"sh(],\"untimed_ms\":0}" >&3 ;;
-    ping) sleep )sh" + ping_delay + R"sh(; echo "{\"id\":$id,\"ok\":true}" >&3 ;;
-    *) echo "{\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"runtime_error\",\"message\":\"unknown\"}}" >&3 ;;
-  esac
+  )sh" + answer + R"sh(
 done)sh"};
   o.env = {{"PATH", "/usr/bin:/bin"}};
   return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
 }
 
+// A worker answering `time` with one repetition of `reported` ms after `delay` seconds, and `ping`
+// after `ping_delay` seconds: the load of a busy machine held the round trip, or work the timer
+// did not see.
+std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay,
+                                          const std::string& reported, const std::string& ping_delay) {
+  return shell_worker(role, R"sh(case $cmd in
+    time) sleep )sh" + delay + R"sh(; echo "{\"id\":$id,\"ok\":true,\"times_ms\":[)sh" + reported + R"sh(],\"untimed_ms\":0}" >&3 ;;
+    ping) sleep )sh" + ping_delay + R"sh(; echo "{\"id\":$id,\"ok\":true}" >&3 ;;
+    *) echo "{\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"runtime_error\",\"message\":\"unknown\"}}" >&3 ;;
+  esac)sh");
+}
+
 // A worker answering every command with `reply` (the fields after "id"), as a check would.
 std::unique_ptr<WorkerClient> answering_worker(const std::string& role, const std::string& reply) {
-  SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", R"sh(
-while read line; do
-  id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
-  printf '{"id":%s,%s}\n' "$id" ')sh" + reply + R"sh(' >&3
-done)sh"};
-  o.env = {{"PATH", "/usr/bin:/bin"}};
-  return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
+  return shell_worker(role, R"sh(printf '{"id":%s,%s}\n' "$id" ')sh" + reply + R"sh(' >&3)sh");
 }
 
 // The verdict on a timed repetition whose check the reference answered with `check_reply`.

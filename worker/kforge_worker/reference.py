@@ -121,10 +121,12 @@ class ReferenceSession:
         seed = session.trial_seed(int(req["seed"]), trial)
         name = f"inputs_{tag}_{trial}"
         record = {"tag": tag, "name": name, "main": tag == "main" and trial < 1000}
+        if self.on_device and self.lean:
+            self.trials.park_checked()  # one trial's outputs on the device at a time: the last checked one's go
+        # Drawn where the computation runs on either path: KernelBench's torch.rand of 16 GiB takes a
+        # CPU far longer than a GPU's generator and the host path's copy into its memfd together.
+        inputs = self._unshared(self.draw_inputs(seed))
         if self.on_device:
-            if self.lean:  # one trial's outputs on the device at a time: the last checked one's are parked
-                self.trials.park_checked()
-            inputs = self._unshared(draw_on_device(self.module, seed, self.device))
             # The candidate gets copies in buffers of their own; this process never reads the buffers
             # again. The inputs as drawn are drawn again when needed (inputs_before), or, where
             # get_inputs() cannot do that, kept as a copy.
@@ -133,9 +135,6 @@ class ReferenceSession:
                 record["inputs_before"] = tensors.copy_to(inputs, self.device)
             self.exchange.publish(name, inputs, device=True)
         else:
-            # Drawn where the computation runs on the host path too: KernelBench's torch.rand of 16 GiB
-            # takes a CPU far longer than a GPU's generator and the copy to the host together.
-            inputs = self._unshared(draw_on_device(self.module, seed, self.device))
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
@@ -179,7 +178,7 @@ class ReferenceSession:
         else drawn again from the trial's seed."""
         if "inputs_before" in record:
             return tensors.copy_to(record["inputs_before"], self.device) if own else record["inputs_before"]
-        inputs = draw_on_device(self.module, record["seed"], self.device)
+        inputs = self.draw_inputs(record["seed"])
         if tensors.digest(inputs) != record["digest"]:
             raise ProblemError("get_inputs() drew different values for the same seed a second time: "
                                "a trial's inputs cannot be drawn again")
@@ -190,7 +189,7 @@ class ReferenceSession:
         second drawing from the same seed gives the same values in storages of its own (a problem
         that hands out the same tensors every time would give back what a call changed)."""
         if self.redraw is None:
-            again = draw_on_device(self.module, record["seed"], self.device)
+            again = self.draw_inputs(record["seed"])
             self.redraw = (not tensors.storages(again) & tensors.storages(inputs)
                            and tensors.digest(again) == record["digest"])
         return self.redraw
