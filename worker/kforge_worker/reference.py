@@ -43,8 +43,11 @@ class ReferenceSession:
         self.timer = None
         self.shared_dir = "."
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
-        self.redraw = None  # device path: whether get_inputs() draws the same values again from a seed
-        self.lean = False  # device path at sizes where every trial-sized set counts (device_transport.lean)
+        self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean)
+        # On a GPU, at sizes where every trial-sized set counts (device_transport.lean): trials in turn,
+        # two timing sets, nothing of the reference's kept between timing blocks. On the host path too:
+        # there each set of a 16 GiB problem is host memory as well as device memory.
+        self.lean = False
         self.timing_trials = []
 
     # -- commands ---------------------------------------------------------------------------
@@ -75,7 +78,7 @@ class ReferenceSession:
         if self.trials.on_device:  # the last shape's trials: their buffers go with them
             for record in self.trials.records.values():
                 self.exchange.unpublish(record["name"])
-        self.lean = self.on_device and device_transport.lean(self._memory_figures() or {})
+        self.lean = self._lean()
         self.trials = self._new_store()
         self.redraw = None
         self.compiled = None
@@ -97,6 +100,11 @@ class ReferenceSession:
     @property
     def on_device(self) -> bool:
         return self.exchange is not None and self.exchange.mode != "host"
+
+    def _lean(self) -> bool:
+        """Whether trials are lean (self.lean): on the device path, or on the host path on a GPU."""
+        return ((self.on_device or self.device.startswith("cuda"))
+                and device_transport.lean(self._memory_figures() or {}))
 
     def _memory_figures(self):
         """memory_estimate.trace's figures for the loaded problem (traced once per process), or None
@@ -135,10 +143,13 @@ class ReferenceSession:
                 record["inputs_before"] = tensors.copy_to(inputs, self.device)
             self.exchange.publish(name, inputs, device=True)
         else:
+            if self.lean:  # timing draws its sets again on the device instead of copying them from here
+                record.update(seed=seed, digest=tensors.digest(inputs))
+                self._redraws(record, inputs)
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
-        if not (self.lean and self.redraw and trial > 0):  # lean: its call draws them again when it runs
+        if not (self.on_device and self.lean and self.redraw and trial > 0):  # its call draws them again
             record["inputs"] = inputs  # what the reference's own call runs on (and may change)
         del inputs
         self.trials.add(trial, record)
@@ -155,10 +166,10 @@ class ReferenceSession:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
         return reply
 
-    def _reference_call(self, trial: int, need=trial_store.PARKED_FIELDS) -> dict:
-        """The trial's record with the reference's outputs, the fields in ``need`` on the device where
-        trials live there (its call runs now if it has not yet)."""
-        record = self.trials.claim(trial, need)
+    def _reference_call(self, trial: int) -> dict:
+        """The trial's record with the reference's outputs, on the device where trials live there (its
+        call runs now if it has not yet, or again if its outputs left the device with an eviction)."""
+        record = self.trials.claim(trial)
         if "outputs" in record:
             return record
         inputs = record.pop("inputs") if "inputs" in record else self.inputs_before(record, own=True)
@@ -178,6 +189,9 @@ class ReferenceSession:
         else drawn again from the trial's seed."""
         if "inputs_before" in record:
             return tensors.copy_to(record["inputs_before"], self.device) if own else record["inputs_before"]
+        return self._draw_again(record)
+
+    def _draw_again(self, record: dict) -> list:
         inputs = self.draw_inputs(record["seed"])
         if tensors.digest(inputs) != record["digest"]:
             raise ProblemError("get_inputs() drew different values for the same seed a second time: "
@@ -201,15 +215,13 @@ class ReferenceSession:
     def check(self, req: dict) -> dict:
         number = int(req["trial"])
         try:
-            # A timed repetition is checked against the outputs alone.
-            need = ("outputs",) if req.get("timing") else trial_store.PARKED_FIELDS
-            return self._check(number, self._reference_call(number, need), req)
+            return self._check(number, self._reference_call(number), req)
         finally:
             if req.get("timing"):  # kept as it is: a fresh block checks two calls on the same trial
                 self.trials.note_checked(number)
             else:
                 self.trials.finish(number)
-                if self.lean and number not in self.trials.dropped:
+                if self.lean and self.on_device and number not in self.trials.dropped:
                     # A trial kept for timing stops being served until timing: its buffers would sit on
                     # the device through every later trial (prepare_timing publishes it again).
                     self.exchange.unpublish(self.trials.records[number]["name"])
@@ -239,7 +251,7 @@ class ReferenceSession:
     def prepare_timing(self, req: dict) -> dict:
         trial = self.trial(int(req.get("trial", 0)))
         self.timing_trials = [int(req.get("trial", 0))] + [int(t) for t in req.get("sets", [])]
-        if self.lean:  # the timing sets are served again, in fresh buffers, drawn from their seeds
+        if self.lean and self.on_device:  # the timing sets are served again, in fresh buffers, drawn from their seeds
             for t in dict.fromkeys(self.timing_trials):
                 record = self.trials.records[t]
                 self.exchange.publish(record["name"], self.inputs_before(record, own=True), device=True)
@@ -291,13 +303,17 @@ class ReferenceSession:
         return self._drawn_set(0) if self.lean else self.timing_inputs
 
     def _drawn_set(self, index: int) -> list:
-        """Lean timing: timing set ``index`` (0: the inputs of prepare_timing's trial) drawn again."""
-        return self.inputs_before(self.trials.records[self.timing_trials[index]], own=True)
+        """Lean timing: timing set ``index`` (0: the inputs of prepare_timing's trial) drawn again, on
+        the host path too where get_inputs() can (milliseconds on a GPU, where copying a 16 GiB set
+        from host memory takes seconds)."""
+        record = self.trials.records[self.timing_trials[index]]
+        return self._draw_again(record) if self.redraw else self.inputs_before(record, own=True)
 
     def reset(self, req: dict) -> dict:
         """Forgets the last evaluation (model, trials, baselines), so the process can serve the next one."""
         self._close_exchange()
         self.__init__()
+        gc.unfreeze()  # what the last evaluation froze (session.FREEZE_AFTER) can be collected again
         gc.collect()
         if torch.cuda.is_initialized():
             torch.cuda.empty_cache()
@@ -318,14 +334,14 @@ class ReferenceSession:
         return tensors.detach_clone(inputs) if tensors.storages(inputs) & kept else inputs
 
     def _new_store(self) -> trial_store.TrialStore:
-        if not self.on_device:
-            return trial_store.TrialStore(False)
         device = self.device
         sets = LEAN_TIMING_SETS if self.lean else TIMING_SETS
         keep = lambda trial, record: record["tag"] == "main" and (trial < sets or trial >= TIMING_EXTRA_TRIALS)
+        on_drop = lambda trial, record: self.exchange.unpublish(record["name"])
+        if not self.on_device:
+            return trial_store.TrialStore(False, keep=keep, on_drop=on_drop)
         return trial_store.TrialStore(True, park=tensors.to_pinned_host, unpark=lambda obj: tensors.to_device(obj, device),
-                          keep=keep,
-                          on_drop=lambda trial, record: self.exchange.unpublish(record["name"]))
+                                      keep=keep, on_drop=on_drop)
 
     def _close_exchange(self) -> None:
         if self.exchange is not None:

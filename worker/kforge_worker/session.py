@@ -95,7 +95,10 @@ def release_cached_memory() -> None:
         torch.cuda.empty_cache()
 
 
-FREEZE_AFTER = ("warm", "load_problem", "load_candidate")  # what these leave lives for the evaluation
+# What these leave lives for the evaluation. prepare_timing compiles the torch.compile baseline: its
+# objects (dynamo's, inductor's, sympy's) made each later collection take 50-100 ms, 5 s of an
+# evaluation at KernelBench's sizes. A reference kept for the next evaluation unfreezes at its reset.
+FREEZE_AFTER = ("warm", "load_problem", "load_candidate", "prepare_timing")
 
 
 def after_command(cmd: str, seconds: float) -> None:

@@ -103,15 +103,17 @@ def nbytes(obj) -> int:
     return 0
 
 
-_DIGEST_SLICE = 1 << 26  # 32-bit words summed at a time (their int64 copy: 512 MiB)
+_DIGEST_ROW = 1024  # 32-bit words per row of the digest's matrix view
+_DIGEST_SLICE = 1 << 26  # words summed at a time (a multiple of _DIGEST_ROW)
 
 
 def digest(obj) -> list:
     """A fingerprint of the tensors' bits, computed where they are: dtype, shape and three wrapping
-    sums over each tensor's bytes as 32-bit words (plain, squared, weighted by position), so a changed
-    or moved value changes it. It tells a drawing repeated from its seed from a different one and an
-    input a call changed from one it left alone, at no memory beyond a slice; a change built to keep
-    all three sums is possible, so it is no proof against a forger."""
+    sums over each tensor's bytes as 32-bit words seen as rows of _DIGEST_ROW words (plain, weighted
+    by row, weighted by column), so a changed or moved value changes it. It tells a drawing repeated
+    from its seed from a different one and an input a call changed from one it left alone, reading
+    each word twice (row and column sums, accumulated in int64 without an int64 copy of the words).
+    A change built to keep all three sums is possible, so it is no proof against a forger."""
     out = []
     with torch._C.DisableTorchFunction():
         for t in leaves(obj):
@@ -125,11 +127,20 @@ def _word_sums(t: torch.Tensor) -> list:
         flat = flat.clone()
     whole = flat.numel() // 4 * 4
     words = flat[:whole].view(torch.int32)
-    sums = torch.zeros(3, dtype=torch.int64, device=flat.device)
+    dev, row = flat.device, _DIGEST_ROW
+    sums = torch.zeros(3, dtype=torch.int64, device=dev)
+    columns = torch.arange(1, row + 1, dtype=torch.int64, device=dev)
     for start in range(0, words.numel(), _DIGEST_SLICE):
-        w = words[start:start + _DIGEST_SLICE].to(torch.int64)
-        position = torch.arange(start + 1, start + 1 + w.numel(), dtype=torch.int64, device=w.device)
-        sums += torch.stack([w.sum(), (w * w).sum(), (w * position).sum()])
+        part = words[start:start + _DIGEST_SLICE]
+        rows, first = part.numel() // row, start // row + 1
+        body = part[:rows * row].view(rows, row)
+        row_sums = body.sum(1, dtype=torch.int64)
+        sums[0] += row_sums.sum()
+        sums[1] += (row_sums * torch.arange(first, first + rows, dtype=torch.int64, device=dev)).sum()
+        sums[2] += (body.sum(0, dtype=torch.int64) * columns).sum()
+        rest = part[rows * row:].to(torch.int64)  # the last row, shorter (last slice only)
+        if rest.numel():
+            sums += torch.stack([rest.sum(), rest.sum() * (first + rows), (rest * columns[:rest.numel()]).sum()])
     if whole < flat.numel():
         sums[0] += flat[whole:].to(torch.int64).sum()
     return [int(v) for v in sums.tolist()]

@@ -45,6 +45,7 @@ _MAX_META = 16 << 20
 _MAX_DIMS = 64
 _MAX_MESSAGE = 4096
 _MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)  # Linux 5.14 (the value in <linux/mman.h>)
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
 MAX_BUFFERS = 64  # device buffers per set (SCM_RIGHTS passes at most 253 descriptors); more go by memfd
 _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
@@ -90,8 +91,7 @@ def pack_set(obj, backend):
             if t.layout != torch.strided or t.is_quantized or t.device.type == "meta":
                 raise TransportError(f"cannot pass a {t.layout} tensor on {t.device}")
             on_device = backend is not None and backend.handles(t) and len(buffers) < MAX_BUFFERS
-            if t.device.type != "cpu" and not on_device:
-                t = t.cpu()
+            # A device tensor that goes by memfd is copied into it from the device (_write_storage).
             if t.dtype not in _DTYPES.values():
                 raise TransportError(f"cannot pass a tensor of dtype {t.dtype}")
             s = t.untyped_storage()
@@ -135,7 +135,7 @@ def pack_set(obj, backend):
         _pwrite_all(fd, _HEADER.pack(_MAGIC, len(meta)) + meta, 0)
         for i, (s, place) in enumerate(zip(storages, places)):
             if i not in on_buffer and place["nbytes"]:
-                _pwrite_all(fd, memoryview(_raw_bytes(s).numpy()), data_start + place["offset"])
+                _write_storage(fd, _raw_bytes(s), data_start + place["offset"])
         _seal(fd)
     except BaseException:
         os.close(fd)
@@ -208,6 +208,28 @@ def check_sealed(fd: int) -> None:
         raise TransportError("not a memfd") from None
     if seals & SEALS != SEALS:
         raise TransportError("the memfd is not sealed against writes")
+
+
+def _write_storage(fd: int, raw: torch.Tensor, offset: int) -> None:
+    """A storage's bytes into the memfd at ``offset``. A device storage is copied straight into a
+    shared mapping of the memfd, its pages allocated up front: one copy, where ``.cpu()`` and a write
+    made two and held a host copy of the storage meanwhile (a 16 GiB input took 40 s). The mapping
+    is gone before the memfd is sealed (the kernel refuses a write seal while one exists)."""
+    if raw.device.type == "cpu":
+        _pwrite_all(fd, memoryview(raw.numpy()), offset)
+        return
+    start = offset // mmap.PAGESIZE * mmap.PAGESIZE
+    mapping = mmap.mmap(fd, offset - start + raw.numel(), offset=start)
+    try:
+        try:
+            mapping.madvise(_MADV_POPULATE_WRITE)
+        except OSError:
+            pass  # before Linux 5.14: the copy faults each page in
+        view = torch.frombuffer(mapping, dtype=torch.uint8, count=raw.numel(), offset=offset - start)
+        view.copy_(raw)
+        del view
+    finally:
+        mapping.close()
 
 
 def _pwrite_all(fd: int, data, offset: int) -> None:

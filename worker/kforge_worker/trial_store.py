@@ -3,21 +3,26 @@
 A trial's record holds the inputs as drawn (``inputs_before``, or on a device the seed and digest
 to draw them again from: reference.py), the inputs after the reference's
 call (``inputs_after``), the outputs, the float64 outputs of an audited trial (``outputs64``) and
-the facts judged later. On the host (``on_device`` False) records are kept as they are.
+the facts judged later. Once a trial is checked, what only its check needed goes, and a trial
+kforge will not ask for again is dropped with the set it was published in, on either path: on the
+host path a trial of KernelBench's 16 GiB problems holds 32 GiB of host memory (its inputs as drawn
+and after the call), and keeping every trial's ran a 128 GiB machine out of memory.
 
 On a device at most one trial is *resident*: its tensors are on the device. Before another trial
-takes the device, the resident one is parked on the host when kforge may ask for it again (``keep``:
-the trials the timing phase swaps in and checks timed repetitions against) and dropped otherwise.
-A parked trial's fields are brought back when a command needs them (a timed repetition's check
-needs the outputs only). Parking is lazy and copies once: a trial asked for again before any other
-never leaves the device, and a trial parked before keeps its host copy (its outputs and inputs as
-drawn never change), so leaving the device again costs nothing.
+takes the device, the resident one leaves it. A trial kforge may ask for again (``keep``: the trials
+the timing phase swaps in and checks timed repetitions against) keeps what its reference call needs
+to run again: the inputs as drawn where they cannot be drawn again from the seed, parked on the host.
+Its outputs go: the caller computes them again when the trial is claimed (a redraw and one reference
+forward, milliseconds, where copying outputs of several GiB to pinned host memory and back took
+seconds). Others are dropped. Parking is lazy and copies once: a trial asked for again before any
+other never leaves the device, and a trial parked before keeps its host copy (its inputs as drawn
+never change), so leaving the device again costs nothing.
 """
 
 from typing import Callable, Dict, Optional
 
 DEVICE_FIELDS = ("outputs", "inputs_before", "inputs_after", "outputs64")
-PARKED_FIELDS = ("outputs", "inputs_before")  # what a later command can ask for
+PARKED_FIELDS = ("inputs_before",)  # what running a trial's reference call again needs
 
 
 class TrialStore:
@@ -42,32 +47,27 @@ class TrialStore:
         self.dropped.discard(trial)
         return record
 
-    def claim(self, trial: int, need=PARKED_FIELDS) -> dict:
-        """The record of ``trial``, resident, with the fields in ``need`` on the device (the previous
-        resident trial parked or dropped first). On the host: the record."""
+    def claim(self, trial: int) -> dict:
+        """The record of ``trial``, resident, its parked fields back on the device (the previous
+        resident trial parked or dropped first); without ``outputs`` when they went with an earlier
+        eviction. On the host: the record."""
         record = self.records[trial]
-        if not self.on_device:
-            return record
         if trial in self.dropped:
             raise RuntimeError(f"trial {trial}'s tensors were released after its check; nothing asks for "
                                f"them again in an evaluation")
+        if not self.on_device:
+            return record
         if self.resident is not None and self.resident != trial:
             self._evict(self.resident)
         host = self._host.get(trial, {})
-        for field in need:
+        for field in PARKED_FIELDS:
             if field in host and record.get(field) is host[field]:
                 record[field] = self._unpark(host[field])
         self.resident = trial
         return record
 
-    def is_parked(self, trial: int) -> bool:
-        host = self._host.get(trial, {})
-        return bool(host) and all(self.records[trial].get(f) is host[f] for f in host)
-
     def finish(self, trial: int) -> None:
         """``trial`` was checked: what only its check needed goes; all of it where kforge will not ask again."""
-        if not self.on_device:
-            return
         self.checked.add(trial)
         record = self.records[trial]
         for field in ("inputs_after", "outputs64"):

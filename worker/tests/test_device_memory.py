@@ -11,12 +11,11 @@ peaks measured on a GPU with KFORGE_MEMORY_LOG (bench/device_transport_check.sh 
 """
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+import session_scenario
 
 ROWS, COLS = 1024, 1024  # 4 MiB in, 4 MiB out
 PROBLEM = f"""
@@ -126,19 +125,7 @@ SCENARIO = textwrap.dedent("""
 
 
 def _peaks(tmp_path, lean: str) -> dict:
-    files = {}
-    for name, text in (("problem", PROBLEM), ("honest", HONEST)):
-        files[name] = tmp_path / f"{name}.py"
-        files[name].write_text(text)
-    shared = tmp_path / f"shared-{lean}"
-    shared.mkdir()
-    worker = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([worker, os.path.join(worker, "tests")]),
-           "KFORGE_WORKDIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-c", SCENARIO, str(files["problem"]), str(files["honest"]), str(shared), lean],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-4000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = session_scenario.run(tmp_path, SCENARIO, {"problem": PROBLEM, "honest": HONEST}, lean)
     assert out["lean"] is (lean == "lean")
     return out["peaks"]
 

@@ -7,14 +7,12 @@ one trial's outputs resident. On a machine with a CUDA GPU the same scenario als
 real VMM backend on the GPU (bench/device_transport_check.sh runs it there).
 """
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
+
+import session_scenario
 
 PROBLEM = """
 import torch
@@ -99,12 +97,12 @@ SCENARIO = textwrap.dedent("""
                 os.pwrite(buf.fd, b"\\xff" * 256, 0)
         reply = ref.make_trial({"trial": t + 1, "seed": 3})
         checks.append(ref.check({"trial": t, "candidate_outputs": f"out_{t}"}))
-        # The trials whose outputs are not parked on the host (on a GPU: on the device).
-        resident.append([n for n, r in ref.trials.records.items() if "outputs" in r and not ref.trials.is_parked(n)])
+        # The trials whose outputs are there (on a GPU: on the device).
+        resident.append([n for n, r in ref.trials.records.items() if "outputs" in r])
     out["checks"] = [[c["match"], "input_mutation" in c, "precision" in c] for c in checks]
     out["resident"] = resident
     out["resident_after_checks"] = ref.trials.resident
-    out["parked"] = sorted(n for n in ref.trials.records if ref.trials.is_parked(n))
+    out["kept"] = sorted(n for n in ref.trials.checked if n not in ref.trials.dropped)
     out["dropped"] = sorted(ref.trials.dropped)
     out["outputs_kept"] = sorted(n for n, r in ref.trials.records.items() if "outputs" in r)
     out["published"] = sorted(n for n in ref.exchange._published if n.startswith("inputs_"))
@@ -116,7 +114,8 @@ SCENARIO = textwrap.dedent("""
     ref.make_trial({"trial": 1001, "seed": 3})
     out["wrong"] = ref.check({"trial": 1001, "candidate_outputs": "wrong", "timing": True})["match"]
 
-    # Timing: parked sets come back for the baselines and for the checks of timed repetitions.
+    # Timing: kept sets are drawn again for the baselines, and their calls run again for the checks of
+    # timed repetitions.
     sets = [0, 1] if loaded["lean_timing"] else [0, 1, 2]
     schedule = [k % len(sets) for k in (0, 1, 2, 2, 1, 0)]
     ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": sets})
@@ -164,19 +163,8 @@ SCENARIO = textwrap.dedent("""
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA GPU: the real VMM backend needs one"))])
 def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lean):
-    files = {}
-    for name, text in (("problem", PROBLEM), ("honest", HONEST), ("mutates", MUTATES), ("same_tensors", SAME_TENSORS)):
-        files[name] = tmp_path / f"{name}.py"
-        files[name].write_text(text)
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    worker = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([worker, os.path.join(worker, "tests")]),
-           "KFORGE_WORKDIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-c", SCENARIO, str(files["problem"]), str(files["honest"]),
-                          str(files["mutates"]), str(files["same_tensors"]), str(shared), device, lean], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-4000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = session_scenario.run(tmp_path, SCENARIO, {"problem": PROBLEM, "honest": HONEST, "mutates": MUTATES,
+                                                    "same_tensors": SAME_TENSORS}, device, lean)
     assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
     assert out["lean"] is (lean == "lean")
     kept = [0, 1] if lean == "lean" else [0, 1, 2]
@@ -184,11 +172,12 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
     # Every trial matches, no input mutation; the first is audited against float64.
     assert all(match and not mutation for match, mutation, _ in out["checks"]), out["checks"]
     assert out["checks"][0][2]
-    # The trials timing swaps in are kept (parked off the device), later ones released with their inputs.
-    assert out["parked"] == kept and out["resident_after_checks"] is None
+    # The trials timing swaps in are kept, later ones released with their inputs. Kept trials' outputs
+    # left the device with them (computed again when a timed repetition is checked: out["timed"]).
+    assert out["kept"] == kept and out["resident_after_checks"] is None
     assert all(len(r) <= 1 for r in out["resident"]), out["resident"]
     assert out["dropped"] == [t for t in range(6) if t not in kept]
-    assert out["outputs_kept"] == kept
+    assert out["outputs_kept"] == []
     # Lean: a trial kept for timing is not served between its check and timing, then served again.
     assert out["published"] == [f"inputs_main_{t}" for t in ([] if lean == "lean" else kept) + [6]]
     assert out["published_for_timing"] == [f"inputs_main_{t}" for t in kept + [6]]

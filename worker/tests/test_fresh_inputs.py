@@ -5,11 +5,9 @@ the reference's outputs for that set.
 Both sessions run in one child process on the host transport (the candidate's audit hook cannot be
 removed again)."""
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
+
+import session_scenario
 
 PROBLEM = """
 import torch
@@ -66,18 +64,7 @@ SCENARIO = textwrap.dedent("""
 
 
 def test_a_fresh_set_is_scheduled_after_the_prepared_ones_and_replaced_by_the_next(tmp_path):
-    files = {}
-    for name, text in (("problem", PROBLEM), ("honest", HONEST)):
-        files[name] = tmp_path / f"{name}.py"
-        files[name].write_text(text)
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    worker = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": worker, "KFORGE_WORKDIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-c", SCENARIO, str(files["problem"]), str(files["honest"]), str(shared)],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-4000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = session_scenario.run(tmp_path, SCENARIO, {"problem": PROBLEM, "honest": HONEST})
     assert out["sets"] == [2, 2]  # one slot after the two prepared sets, reused
     assert out["times"] == [4, 4]
     assert out["matches"] == [[True, True, True, True, False]] * 2, out["matches"]

@@ -33,3 +33,20 @@ def test_loading_commands_freeze_what_they_leave_for_the_cyclic_collector():
         assert gc.get_freeze_count() > 1000  # torch's own objects at least
     finally:
         gc.unfreeze()
+
+
+def test_timing_preparation_freezes_and_a_reference_reset_unfreezes():
+    # prepare_timing compiles the torch.compile baseline (many objects, alive for the evaluation); a
+    # reference process kept for the next evaluation lets the collector see them again at its reset.
+    import gc
+
+    from kforge_worker import reference
+
+    gc.unfreeze()
+    try:
+        session.after_command("prepare_timing", 0.0)
+        assert gc.get_freeze_count() > 1000
+        reference.ReferenceSession().reset({})
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()

@@ -21,8 +21,9 @@ def test_a_changed_or_moved_value_changes_the_digest():
 
 
 def test_slices_and_odd_byte_counts_are_all_summed(monkeypatch):
+    monkeypatch.setattr(tensors, "_DIGEST_ROW", 4)
     monkeypatch.setattr(tensors, "_DIGEST_SLICE", 8)
-    x = torch.arange(103, dtype=torch.uint8)  # 25 words in 4 slices and a tail of 3 bytes
+    x = torch.arange(103, dtype=torch.uint8)  # 25 words in 4 slices of 2 rows, a short row and a tail of 3 bytes
     y = x.clone()
     y[101] += 1  # in the tail
     z = x.clone()
@@ -31,6 +32,15 @@ def test_slices_and_odd_byte_counts_are_all_summed(monkeypatch):
     in_slices = tensors.digest([x])
     monkeypatch.setattr(tensors, "_DIGEST_SLICE", 1 << 26)
     assert tensors.digest([x]) == in_slices  # positions count from the tensor's start, not the slice's
+
+
+def test_a_value_moved_along_a_row_or_down_a_column_changes_the_digest(monkeypatch):
+    monkeypatch.setattr(tensors, "_DIGEST_ROW", 4)
+    x = torch.arange(1, 17, dtype=torch.int32)  # a 4 x 4 matrix of words
+    along, down = x.clone(), x.clone()
+    along[[0, 1]] = along[[1, 0]]  # swapped within row 0: only the column-weighted sum sees it
+    down[[0, 4]] = down[[4, 0]]  # swapped within column 0: only the row-weighted sum sees it
+    assert len({str(tensors.digest([t])) for t in (x, along, down)}) == 3
 
 
 def test_views_that_start_between_words_are_digested():

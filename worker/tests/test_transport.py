@@ -36,6 +36,22 @@ def test_a_set_comes_back_with_its_structure_strides_aliasing_and_values():
     assert got["a"][0].untyped_storage().data_ptr() != got["b"][0].untyped_storage().data_ptr()
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: device storages go into the memfd through a mapping")
+def test_device_tensors_are_copied_into_the_sealed_memfd_as_they_are():
+    x = torch.randn(3, 1000, device="cuda")
+    sent = [x, x[:, 7:], torch.arange(10, device="cuda", dtype=torch.int16), torch.ones(5)]
+    fd = transport.pack(sent)
+    try:
+        transport.check_sealed(fd)
+        got = transport.unpack(fd)
+    finally:
+        os.close(fd)
+    assert all(t.device.type == "cpu" for t in got)
+    assert torch.equal(got[0], x.cpu()) and torch.equal(got[1], x.cpu()[:, 7:])
+    assert got[0].untyped_storage().data_ptr() == got[1].untyped_storage().data_ptr()  # one storage, as sent
+    assert torch.equal(got[2], torch.arange(10, dtype=torch.int16)) and torch.equal(got[3], torch.ones(5))
+
+
 def test_the_writer_memory_is_never_shared_and_the_reader_writes_only_its_own_copy():
     x = torch.randn(1000)
     fd = transport.pack([x])
