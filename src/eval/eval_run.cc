@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <fstream>
 #include <random>
 
@@ -90,7 +91,11 @@ void EvalRun::fail_from_candidate(const WorkerReply& reply, const std::string& d
       fail(status::kRuntimeError, "output_flood", fmt::format("{} during {}", reply.detail, during));
       break;
     case WorkerReply::kDied:
-      fail(status::kRuntimeError, "crash", fmt::format("{}", reply.detail), output);
+      if (killed_for_memory(*cand))
+        fail(status::kRuntimeError, "host_oom",
+             fmt::format("{}: the kernel's out-of-memory killer ended it (host memory)", reply.detail), output);
+      else
+        fail(status::kRuntimeError, "crash", fmt::format("{}", reply.detail), output);
       break;
     case WorkerReply::kError: {
       const json& e = reply.body["error"];
@@ -112,10 +117,23 @@ void EvalRun::fail_from_candidate(const WorkerReply& reply, const std::string& d
 void EvalRun::fail_from_reference(const WorkerReply& reply, const std::string& during) {
   std::string log = reply.kind == WorkerReply::kError ? reply.body["error"].value("traceback", "")
                                                       : ref->process().log_excerpt(4000);
+  const bool host_oom = reply.kind == WorkerReply::kDied && killed_for_memory(*ref);
   fail(status::kProblemError, "problem_error",
-       fmt::format("the reference failed while {}: {}", during, reply_message(reply)), log);
-  // Out of memory: the problem is at fault only if it does not fit the device alone (evaluator.cc retries it).
+       fmt::format("the reference failed while {}: {}{}", during, reply_message(reply),
+                   host_oom ? "; the kernel's out-of-memory killer ended it (host memory)" : ""),
+       log);
+  // Out of memory: the problem is at fault only if it does not fit alone (evaluator.cc retries it).
   if (is_device_oom(reply)) doc["error"]["cause"] = "device_oom";
+  if (host_oom) doc["error"]["cause"] = "host_oom";
+}
+
+bool EvalRun::killed_for_memory(WorkerClient& worker) const {
+  if (worker.alive()) return false;
+  const ExitStatus& exit = worker.process().exit_status();
+  // Through bubblewrap a child killed by signal N exits with 128 + N.
+  if (exit.signal != SIGKILL && !(exit.signal == 0 && exit.code == 128 + SIGKILL)) return false;
+  const auto now = count_oom_kills();
+  return now && oom_kills_at_start && *now > *oom_kills_at_start;
 }
 
 bool EvalRun::reference_at_fault(const WorkerReply& checked) const {

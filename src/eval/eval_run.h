@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "eval/worker_launch.h"
 #include "eval/worker_pool.h"
 #include "eval/worker_replies.h"
+#include "util/oom_kills.h"
 
 namespace kforge {
 
@@ -78,6 +80,9 @@ struct EvalRun {
   int timed_reps_kept = 0, timed_reps_checked = 0;          // kept timed repetitions, and how many were checked
   std::string speed_class;                                  // set by the speed verdict when not "standard"
   std::optional<FreshTiming> fresh;                         // calls on fresh inputs, once measured
+  // The kernel's out-of-memory kills (util/oom_kills.h), counted now and when a worker dies.
+  std::function<std::optional<std::int64_t>()> count_oom_kills = oom_kill_count;
+  std::optional<std::int64_t> oom_kills_at_start = count_oom_kills();
 
   bool decided() const { return !status.empty(); }
   void phase(const std::string& what) const;
@@ -96,6 +101,9 @@ struct EvalRun {
   // Whether a check the reference could not answer is its own failure (it died, or the device ran
   // out of memory while it copied the candidate's outputs), not the candidate's.
   bool reference_at_fault(const WorkerReply& checked) const;
+  // Whether `worker` died of SIGKILL while the out-of-memory killer's count went up: it was ended for
+  // host memory (kforge kills a worker only after a timeout, which is reported as such).
+  bool killed_for_memory(WorkerClient& worker) const;
   void add_check(const std::string& name, const std::string& verdict, const std::string& message);
 
   // Findings the reference derived from one check (runtime facts, precision audit); false once

@@ -210,9 +210,12 @@ EvalResult evaluate_with_retry(const EvalOptions& opt, ProgressFn progress, void
     result.doc["notes"].push_back("the device path ran out of device memory; evaluated again with the trials in host memory");
   }
   json& doc = result.doc;
-  if (doc.value("status", "") == status::kProblemError && doc["error"].value("cause", "") == "device_oom" &&
-      doc.contains("memory") && !doc["memory"].value("shared_device", true))
-    doc["error"]["message"] = "the reference alone does not fit the device; " + doc["error"].value("message", "");
+  const std::string cause = doc.value("status", "") == status::kProblemError ? doc["error"].value("cause", "") : "";
+  if ((cause == "device_oom" || cause == "host_oom") && doc.contains("memory") &&
+      !doc["memory"].value("shared_device", true))
+    doc["error"]["message"] = fmt::format("the reference alone does not fit {}; {}",
+                                          cause == "device_oom" ? "the device" : "the host's memory",
+                                          doc["error"].value("message", ""));
   return result;
 }
 

@@ -92,12 +92,18 @@ bool out_of_device_memory(const json& doc) {
   return (status == status::kRuntimeError && error.value("kind", "") == "device_oom") ||
          (status == status::kProblemError && error.value("cause", "") == "device_oom");
 }
+
+// Out of host memory: a worker the kernel's out-of-memory killer ended (eval_run.cc).
+bool out_of_host_memory(const json& doc) {
+  const json error = doc.value("error", json::object());
+  return error.value("kind", "") == "host_oom" || error.value("cause", "") == "host_oom";
+}
 }  // namespace
 
 bool retry_alone(const json& doc) {
   const json memory = doc.value("memory", json::object());
   if (!memory.value("shared_device", false) || memory.value("alone", false)) return false;
-  return out_of_device_memory(doc);
+  return out_of_device_memory(doc) || out_of_host_memory(doc);
 }
 
 bool retry_on_host_path(const json& doc, bool device_path_forced) {

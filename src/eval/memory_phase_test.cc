@@ -44,6 +44,10 @@ TEST(RetryAlone, OnlyAnOutOfMemoryBesideOtherEvaluations) {
   EXPECT_FALSE(retry_alone(finished("runtime_error", {{"kind", "crash"}}, true)));
   EXPECT_FALSE(retry_alone(finished("problem_error", {{"kind", "problem_error"}}, true)));
   EXPECT_FALSE(retry_alone({{"status", "runtime_error"}, {"error", {{"kind", "device_oom"}}}}));  // no reservation
+  // Out of host memory (a worker the kernel's out-of-memory killer ended), beside other evaluations.
+  EXPECT_TRUE(retry_alone(finished("runtime_error", {{"kind", "host_oom"}}, true)));
+  EXPECT_TRUE(retry_alone(finished("problem_error", {{"kind", "problem_error"}, {"cause", "host_oom"}}, true)));
+  EXPECT_FALSE(retry_alone(finished("problem_error", {{"kind", "problem_error"}, {"cause", "host_oom"}}, false)));
 }
 
 TEST(MemoryPhase, AnOutOfMemoryWithTheTrialsOnTheDeviceIsTriedAgainWithThemInHostMemory) {

@@ -4,6 +4,7 @@
 
 #include "eval/eval_result.h"
 #include "eval/eval_view.h"
+#include "eval/shell_worker_testing.h"
 #include "eval/timing_stats.h"
 
 namespace kforge {
@@ -108,20 +109,6 @@ TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
   EXPECT_EQ(log, (std::vector<std::string>{"a*:1", "b*:1", "a:5", "b:5", "b:5"}));
   EXPECT_EQ(a.block_medians_ms.size(), 1u);
   EXPECT_EQ(b.block_medians_ms.size(), 1u);
-}
-
-// A worker that reads requests and answers each with `answer`: shell code that sees the request's
-// $id and $cmd and writes its reply to fd 3.
-std::unique_ptr<WorkerClient> shell_worker(const std::string& role, const std::string& answer) {
-  SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", R"sh(
-while read line; do
-  id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
-  cmd=$(echo "$line" | sed 's/.*"cmd":"\([a-z_]*\)".*/\1/')
-  )sh" + answer + R"sh(
-done)sh"};
-  o.env = {{"PATH", "/usr/bin:/bin"}};
-  return std::make_unique<WorkerClient>(role, Subprocess::spawn(o));
 }
 
 // A worker answering `time` with one repetition of `reported` ms after `delay` seconds, and `ping`
