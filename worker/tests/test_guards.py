@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-from kforge_worker import calibration, ops, precision, reference_checks, sol
+from kforge_worker import calibration, ops, precision, reference_checks, sol, tensors
 
 
 class Tiny(nn.Module):
@@ -159,6 +159,20 @@ def test_identical_outputs_for_different_inputs():
     ind = reference_checks.Independence()
     assert ind.add(0, torch.ones(3), torch.zeros(3)) is None
     assert ind.add(1, torch.ones(3) * 2, torch.zeros(3))["name"] == "input_independent"
+
+
+def test_outputs_equal_to_the_references_are_judged_by_its_fingerprint(monkeypatch):
+    digested = []
+    monkeypatch.setattr(reference_checks, "fingerprint", lambda obj: digested.append(obj) or tensors.digest(obj))
+    ind = reference_checks.Independence()
+    ref0, ref1 = torch.arange(4.0), torch.arange(4.0) + 1
+    assert ind.add(0, ref0, ref0.clone()) is None  # equal: the reference's fingerprint serves both
+    assert len(digested) == 1 and ind.candidate[0] == ind.reference[0]
+    nan = torch.tensor([float("nan"), 1.0])
+    ind.add(1, nan, nan.clone())  # a NaN never equals: fingerprinted on its own
+    assert len(digested) == 3
+    # A candidate that returns trial 0's outputs for trial 1 is still caught.
+    assert ind.add(2, ref1, ref0.clone())["name"] == "input_independent"
 
 
 def test_flop_count_agrees_with_torch_flop_counter_mode():
