@@ -86,29 +86,25 @@ void release_device_memory(MemoryTicket& ticket, json& doc) {
 }
 
 namespace {
-bool out_of_device_memory(const json& doc) {
+// Whether the evaluation ran out of `memory` ("device_oom", or "host_oom": a worker the kernel's
+// out-of-memory killer ended, eval_run.cc): the candidate's runtime error, or the reference's failure.
+bool out_of(const json& doc, const std::string& memory) {
   const json error = doc.value("error", json::object());
   const std::string status = doc.value("status", "");
-  return (status == status::kRuntimeError && error.value("kind", "") == "device_oom") ||
-         (status == status::kProblemError && error.value("cause", "") == "device_oom");
-}
-
-// Out of host memory: a worker the kernel's out-of-memory killer ended (eval_run.cc).
-bool out_of_host_memory(const json& doc) {
-  const json error = doc.value("error", json::object());
-  return error.value("kind", "") == "host_oom" || error.value("cause", "") == "host_oom";
+  return (status == status::kRuntimeError && error.value("kind", "") == memory) ||
+         (status == status::kProblemError && error.value("cause", "") == memory);
 }
 }  // namespace
 
 bool retry_alone(const json& doc) {
   const json memory = doc.value("memory", json::object());
   if (!memory.value("shared_device", false) || memory.value("alone", false)) return false;
-  return out_of_device_memory(doc) || out_of_host_memory(doc);
+  return out_of(doc, "device_oom") || out_of(doc, "host_oom");
 }
 
 bool retry_on_host_path(const json& doc, bool device_path_forced) {
   const json env = doc.value("env", json::object());
-  return !device_path_forced && env.value("device_transport", "host") != "host" && out_of_device_memory(doc);
+  return !device_path_forced && env.value("device_transport", "host") != "host" && out_of(doc, "device_oom");
 }
 
 }  // namespace kforge

@@ -30,8 +30,10 @@ class Mismatch(Exception):
 
 
 def compare(expected, got, path: str = "output", tol_scale: float = 1.0) -> dict:
-    """Returns error statistics for matching structures; raises Mismatch with a report otherwise."""
-    stats = {"max_abs_error": 0.0, "max_rel_error": 0.0, "elements": 0, "tolerances": {}}
+    """Returns error statistics for matching structures; raises Mismatch with a report otherwise.
+    ``identical``: every value equal (torch.equal: a NaN never equals), which the checks after this
+    one take from here instead of reading the outputs again."""
+    stats = {"max_abs_error": 0.0, "max_rel_error": 0.0, "elements": 0, "tolerances": {}, "identical": True}
     _compare(expected, got, path, stats, tol_scale)
     return stats
 
@@ -60,6 +62,7 @@ def _compare(expected, got, path, stats, tol_scale):
     elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
         tol = DEFAULT_FLOAT_TOLERANCE * tol_scale
         err = abs(got - expected)
+        stats["identical"] = stats["identical"] and err == 0
         if not err <= tol + tol * abs(expected):
             _fail(path, "value", f"expected {expected!r}, got {got!r}", max_abs_error=err)
     else:
@@ -111,6 +114,7 @@ def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol
     stats["tolerances"][path] = {"atol": tol, "rtol": tol, "dtype": str(exp.dtype).replace("torch.", "")}
     if torch.equal(exp, out):
         return  # bit-identical (NaN never equals itself, so NaNs take the full path): no error at all
+    stats["identical"] = False
     # Work in float32 (float64 for float64 results): exact enough for the error statistics and
     # several times cheaper than upcasting everything to float64. A slice at a time, so that the
     # temporaries stay small beside outputs of several gigabytes on a GPU.

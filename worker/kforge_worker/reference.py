@@ -43,7 +43,7 @@ class ReferenceSession:
         self.timer = None
         self.shared_dir = "."
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
-        self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean)
+        self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean host path)
         # On a GPU, at sizes where every trial-sized set counts (device_transport.lean): trials in turn,
         # two timing sets, nothing of the reference's kept between timing blocks. On the host path too:
         # there each set of a 16 GiB problem is host memory as well as device memory.

@@ -109,19 +109,6 @@ def fingerprint(obj) -> list:
     return tensors.digest(obj)
 
 
-def _equal(a, b) -> bool:
-    """Whether two results hold equal values in the same structure: torch.equal, without copies (a
-    NaN never equals, so outputs with NaNs are fingerprinted)."""
-    if isinstance(a, torch.Tensor):
-        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
-                and bool(torch.equal(a, b)))
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
 class Independence:
     """Outputs identical across trials with different inputs, where the reference's differ."""
 
@@ -129,12 +116,12 @@ class Independence:
         self.candidate: Dict[int, list] = {}
         self.reference: Dict[int, list] = {}
 
-    def add(self, trial: int, reference_outputs, candidate_outputs) -> Optional[dict]:
+    def add(self, trial: int, reference_outputs, candidate_outputs, identical: bool = False) -> Optional[dict]:
+        """``identical``: the check found the candidate's outputs equal to the reference's
+        (compare.compare's ``identical``); they share its fingerprint, not digested again (a zero's
+        sign aside, which no input-independence hides behind)."""
         self.reference[trial] = fingerprint(reference_outputs)
-        # Outputs equal to the reference's share its fingerprint: one read of both instead of a
-        # digest's two of the candidate's (a zero's sign aside, which no input-independence hides behind).
-        same = _equal(reference_outputs, candidate_outputs)
-        self.candidate[trial] = self.reference[trial] if same else fingerprint(candidate_outputs)
+        self.candidate[trial] = self.reference[trial] if identical else fingerprint(candidate_outputs)
         for other, digest in self.candidate.items():
             if other != trial and digest == self.candidate[trial] and self.reference[other] != self.reference[trial]:
                 return {"name": "input_independent", "verdict": "fail",

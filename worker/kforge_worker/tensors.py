@@ -140,7 +140,8 @@ def _word_sums(t: torch.Tensor) -> list:
         sums[2] += (body.sum(0, dtype=torch.int64) * columns).sum()
         rest = part[rows * row:].to(torch.int64)  # the last row, shorter (last slice only)
         if rest.numel():
-            sums += torch.stack([rest.sum(), rest.sum() * (first + rows), (rest * columns[:rest.numel()]).sum()])
+            rest_sum = rest.sum()
+            sums += torch.stack([rest_sum, rest_sum * (first + rows), (rest * columns[:rest.numel()]).sum()])
     if whole < flat.numel():
         sums[0] += flat[whole:].to(torch.int64).sum()
     return [int(v) for v in sums.tolist()]

@@ -213,8 +213,8 @@ def check_sealed(fd: int) -> None:
 def _write_storage(fd: int, raw: torch.Tensor, offset: int) -> None:
     """A storage's bytes into the memfd at ``offset``. A device storage is copied straight into a
     shared mapping of the memfd, its pages allocated up front: one copy, where ``.cpu()`` and a write
-    made two and held a host copy of the storage meanwhile (a 16 GiB input took 40 s). The mapping
-    is gone before the memfd is sealed (the kernel refuses a write seal while one exists)."""
+    made two and held a host copy of the storage meanwhile. The mapping is gone before the memfd is
+    sealed (the kernel refuses a write seal while one exists)."""
     if raw.device.type == "cpu":
         _pwrite_all(fd, memoryview(raw.numpy()), offset)
         return
