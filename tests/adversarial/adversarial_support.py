@@ -1,4 +1,5 @@
-"""What the adversarial tests share: their problem files (the `kforge` fixture is the end-to-end one).
+"""What the adversarial tests share: their problem files and the sizes some cheats are judged at (the
+`kforge` fixture is the end-to-end one).
 
 A module of its own (not conftest.py): the end-to-end suite has a conftest.py too, and tests that
 imported `conftest` got whichever was loaded first."""
@@ -10,3 +11,9 @@ HERE = Path(__file__).resolve().parent
 
 def problem(name: str) -> Path:
     return HERE / "problems" / f"{name}.py"
+
+
+# `kforge eval` flags for cheats judged at other sizes than their problem's own: a content cache's
+# miss (its own 512x512 matmul, ~3 ms) is over 100x its hit (~0.02 ms); at 256 it was 20x, only
+# twice the cached-results rule's 10x, which a loaded machine must not erase.
+CHEAT_SIZES = {"content_cache_hidden": ["--set", "n=512"]}

@@ -8,7 +8,7 @@ runtime check must stop it). docs/checks.md describes each check.
 
 import pytest
 
-from adversarial_support import HERE, problem
+from adversarial_support import CHEAT_SIZES, HERE, problem
 
 QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
 
@@ -94,7 +94,7 @@ def test_every_kind_has_two_variants():
 @pytest.mark.parametrize("name", sorted(CHEATS))
 def test_cheat_is_stopped(kforge, name):
     prob, status, check = CHEATS[name]
-    proc, result = kforge.eval(problem(prob), HERE / "cheats" / f"{name}.py", *QUICK)
+    proc, result = kforge.eval(problem(prob), HERE / "cheats" / f"{name}.py", *QUICK, *CHEAT_SIZES.get(name, []))
     assert result is not None, proc.stdout + proc.stderr
     summary = {k: result.get(k) for k in ("status", "error", "checks")}
     assert result["status"] == status, summary

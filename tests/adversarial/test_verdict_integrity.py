@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from adversarial_support import HERE, problem
+from adversarial_support import CHEAT_SIZES, HERE, problem
 
 # The default 30 repetitions (6 blocks of 5): enough picked repetitions that a candidate cheating on
 # most timed calls is caught every time.
@@ -136,7 +136,7 @@ def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
     # On a loaded machine even a cache hit's fastest call can be within the speed-of-light bound; a
     # slack of 1000 puts every call within it here, so only the fresh-input check can catch the cache.
     proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_hidden.py", *QUICK,
-                               "--sol-slack", "1000")
+                               *CHEAT_SIZES["content_cache_hidden"], "--sol-slack", "1000")
     assert result is not None, proc.stdout + proc.stderr
     assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
     assert "cached results" in result["error"]["message"]
