@@ -103,47 +103,80 @@ def nbytes(obj) -> int:
     return 0
 
 
-_DIGEST_ROW = 1024  # 32-bit words per row of the digest's matrix view
-_DIGEST_SLICE = 1 << 26  # words summed at a time (a multiple of _DIGEST_ROW)
+_DIGEST_ROW = 4096  # bytes per row of the digest's matrix view (a multiple of 8, as torch._int_mm needs)
+_DIGEST_SLICE_ROWS = 1 << 16  # rows multiplied at a time (256 MiB at most)
+_MIN_ROWS = 17  # the fewest rows torch._int_mm multiplies on CUDA; fewer are padded with zero rows
+_WEIGHT_COLUMNS = 8  # int8 weights per byte position
+_WEIGHTS: dict = {}  # (row, device) -> the (row, _WEIGHT_COLUMNS) int8 weight matrix
 
 
 def digest(obj) -> list:
-    """A fingerprint of the tensors' bits, computed where they are: dtype, shape and three wrapping
-    sums over each tensor's bytes as 32-bit words seen as rows of _DIGEST_ROW words (plain, weighted
-    by row, weighted by column), so a changed or moved value changes it. It tells a drawing repeated
-    from its seed from a different one and an input a call changed from one it left alone, reading
-    each word twice (row and column sums, accumulated in int64 without an int64 copy of the words).
-    A change built to keep all three sums is possible, so it is no proof against a forger."""
+    """A fingerprint of the tensors' bits, computed where they are: dtype, shape and ten wrapping sums
+    over each tensor's bytes seen as the rows of an int8 matrix X (_DIGEST_ROW bytes a row). X times a
+    fixed int8 weight matrix W gives each row's weighted byte sums, exactly in int32 (one read of the
+    bytes: an integer matrix product, torch._int_mm); the digest is their column sums and two of them
+    weighted by row. W's first column is all ones and its next two give every byte position of a row
+    a pair of its own, so a changed byte, a value moved along a row and one moved down a column each
+    change it. It tells a drawing repeated from its seed from a different one and an input a call
+    changed from one it left alone. A change built to keep all ten sums is possible, so it is no proof
+    against a forger. The value depends only on the bytes, not on the device that computed it."""
     out = []
     with torch._C.DisableTorchFunction():
         for t in leaves(obj):
-            out.append([str(t.dtype), list(t.shape), *_word_sums(torch.Tensor.detach(t))])
+            out.append([str(t.dtype), list(t.shape), *_byte_row_sums(torch.Tensor.detach(t))])
     return out
 
 
-def _word_sums(t: torch.Tensor) -> list:
-    flat = t.contiguous().reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
-    if flat.storage_offset() % 4:  # a view that starts between words: read as words from a copy
+def _weights(row: int, device: torch.device) -> torch.Tensor:
+    key = (row, str(device))
+    if key not in _WEIGHTS:
+        k = torch.arange(row, dtype=torch.int64)
+        columns = [torch.ones_like(k), k % 128 - 64, k // 128 % 128 - 64]  # (k % 128, k // 128): a pair per position
+        for j in range(_WEIGHT_COLUMNS - len(columns)):  # fixed pseudo-random weights in [-127, 127]
+            columns.append((k * 40503 + 7919 * (j + 1)) * 2654435761 // 65536 % 255 - 127)
+        # Column-major: with row-major weights cuBLASLt transposes the bytes first (0.5 TB/s on an H100,
+        # against 1.6 TB/s, bench/digest_speed.py).
+        _WEIGHTS[key] = torch.stack(columns, 1).to(torch.int8).to(device).t().contiguous().t()
+    return _WEIGHTS[key]
+
+
+def _row_products(body: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """body @ weights in int32: exact, since |sum| <= row * 128 * 127 < 2**31. torch._int_mm where the
+    build has it for the device, else in float64, exact too (below 2**53)."""
+    try:
+        return torch._int_mm(body, weights)
+    except (RuntimeError, AttributeError):
+        return (body.to(torch.float64) @ weights.to(torch.float64)).to(torch.int32)
+
+
+def _byte_row_sums(t: torch.Tensor) -> list:
+    flat = t.contiguous().reshape(-1).view(torch.uint8).view(torch.int8) if t.numel() else torch.empty(0, dtype=torch.int8)
+    if flat.data_ptr() % 16:  # a view that starts between the aligned addresses the product reads from
         flat = flat.clone()
-    whole = flat.numel() // 4 * 4
-    words = flat[:whole].view(torch.int32)
-    dev, row = flat.device, _DIGEST_ROW
-    sums = torch.zeros(3, dtype=torch.int64, device=dev)
-    columns = torch.arange(1, row + 1, dtype=torch.int64, device=dev)
-    for start in range(0, words.numel(), _DIGEST_SLICE):
-        part = words[start:start + _DIGEST_SLICE]
-        rows, first = part.numel() // row, start // row + 1
-        body = part[:rows * row].view(rows, row)
-        row_sums = body.sum(1, dtype=torch.int64)
-        sums[0] += row_sums.sum()
-        sums[1] += (row_sums * torch.arange(first, first + rows, dtype=torch.int64, device=dev)).sum()
-        sums[2] += (body.sum(0, dtype=torch.int64) * columns).sum()
-        rest = part[rows * row:].to(torch.int64)  # the last row, shorter (last slice only)
-        if rest.numel():
-            rest_sum = rest.sum()
-            sums += torch.stack([rest_sum, rest_sum * (first + rows), (rest * columns[:rest.numel()]).sum()])
-    if whole < flat.numel():
-        sums[0] += flat[whole:].to(torch.int64).sum()
+    row, dev = _DIGEST_ROW, flat.device
+    weights = _weights(row, dev)
+    sums = torch.zeros(_WEIGHT_COLUMNS + 2, dtype=torch.int64, device=dev)
+    slice_rows = max(_DIGEST_SLICE_ROWS, _MIN_ROWS)
+    ordinals = torch.arange(1, slice_rows + 1, dtype=torch.int64, device=dev)
+
+    def add(body: torch.Tensor, first_row: int) -> None:
+        products = _row_products(body, weights)
+        column_sums = products.sum(0, dtype=torch.int64)
+        # Row-weighted: sum over i of (first_row + i + 1) * products[i], for the first two columns.
+        weighted = (products[:, :2].to(torch.int64) * ordinals[:products.shape[0], None]).sum(0)
+        sums[:_WEIGHT_COLUMNS] += column_sums
+        sums[_WEIGHT_COLUMNS:] += weighted + first_row * column_sums[:2]
+
+    whole, done = flat.numel() // row, 0
+    while whole - done >= _MIN_ROWS:
+        rows = min(slice_rows, whole - done)
+        add(flat[done * row:(done + rows) * row].view(rows, row), done)
+        done += rows
+    rest = flat[done * row:]
+    if rest.numel():  # fewer than _MIN_ROWS rows and a short one: zero bytes add nothing to any sum
+        block = torch.zeros(_MIN_ROWS * row, dtype=torch.int8, device=dev)
+        block[:rest.numel()] = rest
+        add(block.view(_MIN_ROWS, row), done)
     return [int(v) for v in sums.tolist()]
 
 

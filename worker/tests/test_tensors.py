@@ -21,26 +21,44 @@ def test_a_changed_or_moved_value_changes_the_digest():
 
 
 def test_slices_and_odd_byte_counts_are_all_summed(monkeypatch):
-    monkeypatch.setattr(tensors, "_DIGEST_ROW", 4)
-    monkeypatch.setattr(tensors, "_DIGEST_SLICE", 8)
-    x = torch.arange(103, dtype=torch.uint8)  # 25 words in 4 slices of 2 rows, a short row and a tail of 3 bytes
-    y = x.clone()
-    y[101] += 1  # in the tail
-    z = x.clone()
-    z[40] += 1  # in a later slice
-    assert len({str(tensors.digest([t])) for t in (x, y, z)}) == 3
+    monkeypatch.setattr(tensors, "_DIGEST_ROW", 8)
+    monkeypatch.setattr(tensors, "_DIGEST_SLICE_ROWS", 17)
+    # 37 rows of 8 bytes and a tail of 4: two slices of 17 rows, then 3 rows and the tail padded
+    x = torch.arange(300, dtype=torch.int32).to(torch.uint8)
+    changed = {}
+    for name, at in (("first slice", 5), ("second slice", 17 * 8 + 3), ("padded rows", 2 * 17 * 8 + 9), ("tail", 298)):
+        changed[name] = x.clone()
+        changed[name][at] += 1
+    assert len({str(tensors.digest([t])) for t in (x, *changed.values())}) == 5
     in_slices = tensors.digest([x])
-    monkeypatch.setattr(tensors, "_DIGEST_SLICE", 1 << 26)
-    assert tensors.digest([x]) == in_slices  # positions count from the tensor's start, not the slice's
+    monkeypatch.setattr(tensors, "_DIGEST_SLICE_ROWS", 1 << 16)
+    assert tensors.digest([x]) == in_slices  # rows count from the tensor's start, not the slice's
 
 
 def test_a_value_moved_along_a_row_or_down_a_column_changes_the_digest(monkeypatch):
-    monkeypatch.setattr(tensors, "_DIGEST_ROW", 4)
-    x = torch.arange(1, 17, dtype=torch.int32)  # a 4 x 4 matrix of words
+    monkeypatch.setattr(tensors, "_DIGEST_ROW", 16)
+    x = torch.arange(1, 17, dtype=torch.int32)  # a 4 x 4 matrix of words, a row of 16 bytes each
     along, down = x.clone(), x.clone()
-    along[[0, 1]] = along[[1, 0]]  # swapped within row 0: only the column-weighted sum sees it
-    down[[0, 4]] = down[[4, 0]]  # swapped within column 0: only the row-weighted sum sees it
+    along[[0, 1]] = along[[1, 0]]  # swapped within row 0: only the position weights see it
+    down[[0, 4]] = down[[4, 0]]  # swapped within column 0: only the row-weighted sums see it
     assert len({str(tensors.digest([t])) for t in (x, along, down)}) == 3
+
+
+def test_every_byte_position_of_a_row_has_weights_of_its_own():
+    weights = tensors._weights(tensors._DIGEST_ROW, torch.device("cpu"))
+    assert weights.shape == (tensors._DIGEST_ROW, tensors._WEIGHT_COLUMNS) and bool((weights[:, 0] == 1).all())
+    assert len({tuple(r) for r in weights[:, 1:3].tolist()}) == tensors._DIGEST_ROW
+
+
+def test_the_integer_product_and_its_float64_fallback_agree(monkeypatch):
+    x = torch.randint(-128, 128, (40, tensors._DIGEST_ROW), dtype=torch.int8)
+    by_product = tensors.digest([x])
+
+    def no_int_mm(*args):
+        raise RuntimeError("no _int_mm for this device")
+
+    monkeypatch.setattr(torch, "_int_mm", no_int_mm)
+    assert tensors.digest([x]) == by_product
 
 
 def test_views_that_start_between_words_are_digested():
