@@ -148,6 +148,19 @@ def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
     assert proc.returncode == 1
 
 
+def test_a_content_cache_slower_than_eager_is_rejected_too(kforge):
+    # Its hits (1 ms) are slower than eager's matmul (about 0.2 ms on an idle machine): it claims no
+    # speedup, and was judged correct at its seen-input speed before every timed candidate was timed
+    # on fresh inputs. Its misses (30 ms) give it away there. (Under heavy load eager's calls can
+    # all stall past 1 ms; then it claims one, and is rejected the same way.)
+    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_slow_hit.py", *QUICK)
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
+    fresh = result["timing"]["fresh_inputs"]
+    assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
+    assert proc.returncode == 1
+
+
 def test_an_honest_kernel_faster_than_eager_passes_the_fresh_input_check(kforge):
     proc, result = kforge.eval(problem("rowloop"), HERE / "honest" / "rowloop_fused.py", *QUICK, "--sol-slack", "1000")
     assert result is not None, proc.stdout + proc.stderr
