@@ -129,9 +129,7 @@ void EvalRun::fail_from_reference(const WorkerReply& reply, const std::string& d
 
 bool EvalRun::killed_for_memory(WorkerClient& worker) const {
   if (worker.alive()) return false;
-  const ExitStatus& exit = worker.process().exit_status();
-  // Through bubblewrap a child killed by signal N exits with 128 + N.
-  if (exit.signal != SIGKILL && !(exit.signal == 0 && exit.code == 128 + SIGKILL)) return false;
+  if (worker.process().exit_status().terminating_signal() != SIGKILL) return false;
   const auto now = count_oom_kills();
   return now && oom_kills_at_start && *now > *oom_kills_at_start;
 }

@@ -197,17 +197,12 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
   // (a loaded machine stretches even a cache hit past the bound), and not only a speedup over the
   // baselines: a loop keeps a candidate faster than its best so far, which may be slower than eager
   // (and under load a cache hit took as long as eager's matmul). Fresh inputs settle it, every time.
-  {
-    run.phase("timing fresh inputs");
-    FreshTiming measured;
-    if (!measure_fresh_inputs(run, &measured)) return false;
-    if (std::string why = cached_results(run, measured); !why.empty()) return reject_as_suspicious(run, why);
-  }
+  run.phase("timing fresh inputs");
+  FreshTiming measured;
+  if (!measure_fresh_inputs(run, &measured)) return false;
+  if (std::string why = cached_results(run, measured); !why.empty()) return reject_as_suspicious(run, why);
   const double speedup_point = eager_ms / cand_ms;
   if (speedup_point > run.opt.speedup_warn_factor) {
-    run.phase("implausible speedup: re-measuring on fresh inputs");
-    FreshTiming measured;
-    if (!measure_fresh_inputs(run, &measured)) return false;
     merge_check(run.doc["checks"], {{"name", "implausible_speedup"}, {"verdict", "warn"},
                                     {"message", fmt::format("{:.1f}x faster than eager (threshold {:.0f}x); re-measured "
                                                             "on fresh inputs: {:.1f}x", speedup_point,

@@ -1,19 +1,22 @@
 #include "util/oom_kills.h"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <string>
+
+#include "util/errors.h"
+#include "util/files.h"
 
 namespace kforge {
 namespace {
 
+// A kernel file's text, or nullopt where it cannot be read (no cgroup v2, a restricted /proc).
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_file(path);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
 }
 
 // This process's cgroup v2 folder ("0::/path" in /proc/self/cgroup), or nullopt under cgroup v1.

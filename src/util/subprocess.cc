@@ -181,12 +181,17 @@ void reap_orphaned_sandboxes() {
 
 }  // namespace
 
+int ExitStatus::terminating_signal() const {
+  if (!exited) return 0;
+  if (signal != 0) return signal;
+  return code > 128 && code < 128 + 32 ? code - 128 : 0;
+}
+
 std::string ExitStatus::describe() const {
   if (!exited) return "still running";
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
-  // A sandbox (bubblewrap) or shell in between reports a child killed by signal N as 128 + N.
-  if (code > 128 && code < 128 + 32)
-    return fmt::format("exit code {}: killed by signal {} ({})", code, code - 128, strsignal(code - 128));
+  if (const int through = terminating_signal())
+    return fmt::format("exit code {}: killed by signal {} ({})", code, through, strsignal(through));
   return fmt::format("exit code {}", code);
 }
 

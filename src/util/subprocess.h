@@ -39,6 +39,9 @@ struct ExitStatus {
   int code = -1;        // exit code when it exited normally
   int signal = 0;       // terminating signal, 0 if none
   std::string describe() const;  // "exit code 1", "killed by signal 11 (Segmentation fault)"
+  // The signal that ended the process, also where a sandbox (bubblewrap) or shell in between
+  // reported it as exit code 128 + N; 0 if none.
+  int terminating_signal() const;
 };
 
 // A child that reads one line per command on stdin and writes one line per reply on fd 3;

@@ -85,6 +85,14 @@ TEST(Subprocess, SegfaultIsReportedAsASignal) {
   EXPECT_NE(p->exit_status().describe().find("signal 11"), std::string::npos);
 }
 
+TEST(Subprocess, ASignalReportedThroughAShellIsTheTerminatingSignal) {
+  ExitStatus through{true, 128 + SIGKILL, 0};  // a sandbox or shell in between: exit code 128 + N
+  EXPECT_EQ(through.terminating_signal(), SIGKILL);
+  EXPECT_NE(through.describe().find("killed by signal 9"), std::string::npos);
+  EXPECT_EQ((ExitStatus{true, 7, 0}).terminating_signal(), 0);
+  EXPECT_EQ((ExitStatus{true, -1, SIGSEGV}).terminating_signal(), SIGSEGV);
+}
+
 TEST(Subprocess, OutputFloodIsDetected) {
   SpawnOptions o = shell("yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
   o.log_cap_bytes = 1 << 20;
