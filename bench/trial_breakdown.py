@@ -26,6 +26,8 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="calibrate first, as kforge eval does (a tightened check costs every later trial)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="kforge-trials-")
     os.environ["KFORGE_WORKDIR"] = work
@@ -38,6 +40,9 @@ def main() -> int:
     common = {"seed": 1, "device": args.device, "threads": 0, "precision": "strict"}
     loaded = ref.load_problem({"problem": args.problem, "overrides": overrides, "shared_dir": work, "tag": "main",
                                "variants": 0, **common})
+    if args.calibrate:
+        report = ref.guard.calibrate(ref, {"seed": 1, "problem": args.problem, "overrides": overrides, "shapes": 1})
+        print(f"calibration: {report['summary']}")
     cand.load_candidate({"candidate": args.candidate, "transport": loaded["transport"],
                          "init_inputs": loaded["init_inputs"], "state": loaded["state"], **common})
 

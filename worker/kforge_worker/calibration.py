@@ -10,6 +10,7 @@ answer, and the report says so.
 """
 
 import copy
+import math
 from typing import Callable, Dict, List, Optional
 
 import torch
@@ -33,8 +34,7 @@ def _map(obj, fn):
     return obj
 
 
-# Elements per slice of the tightened check: float64 copies of one slice of both tensors stay small
-# (128 MiB each) beside outputs of any size.
+# Elements per slice of the tightened check: its temporaries stay small beside outputs of any size.
 SCALED_CHECK_SLICE = 1 << 24
 
 
@@ -43,46 +43,64 @@ def scaled_check(expected, got) -> Optional[str]:
 
     Scaling the absolute term to the output's magnitude stops zeros and constants from passing on
     outputs far smaller than the default absolute tolerance; relative error is judged as before.
-    Computed in float64 where the comparison runs (on the GPU for a GPU's outputs), a slice at a time.
-    Outputs compare.compare found identical pass it without being read again (its callers skip it).
+    Computed where the comparison runs (on the GPU for a GPU's outputs), a slice at a time, in
+    compare's working precision (float32, float64 for float64 outputs): the difference of two close
+    float32 values is exact there, and the RMS only sets the scale of the absolute term. Outputs
+    compare.compare found identical pass it without being read again (its callers skip it).
     """
     for i, (e, g) in enumerate(zip(_leaves(expected), _leaves(got))):
         if not e.is_floating_point() or e.numel() == 0:
             continue
         tol = compare.tolerance_for(e.dtype)
         dev = compare._work_device(e, g)
+        work = torch.float64 if e.dtype == torch.float64 else torch.float32
         e_flat, g_flat = e.detach().reshape(-1), g.detach().reshape(-1)
         slices = range(0, e_flat.numel(), SCALED_CHECK_SLICE)
 
         def part(flat, start):
-            return flat[start:start + SCALED_CHECK_SLICE].to(dev, torch.float64)
+            return flat[start:start + SCALED_CHECK_SLICE].to(dev, work)
 
-        # Accumulated where the comparison runs, read back once per pass.
-        squares = torch.zeros((), dtype=torch.float64, device=dev)
-        finite_count = torch.zeros((), dtype=torch.int64, device=dev)
-        for start in slices:
-            e64 = part(e_flat, start)
-            finite = torch.isfinite(e64)
-            squares += torch.where(finite, e64, 0).pow_(2).sum()
-            finite_count += finite.sum()
-        finite_count = int(finite_count)
-        if finite_count == 0:
+        rms = _finite_rms(lambda: (part(e_flat, start) for start in slices))
+        if rms is None:
             continue
-        rms = (float(squares) / finite_count) ** 0.5
         atol = tol * min(1.0, rms)
-        bad = torch.zeros((), dtype=torch.int64, device=dev)
-        worst = torch.zeros((), dtype=torch.float64, device=dev)
+        bad = torch.zeros((), dtype=torch.int64, device=dev)  # accumulated where the comparison runs
+        worst = torch.zeros((), dtype=work, device=dev)
         for start in slices:
-            e64, g64 = part(e_flat, start), part(g_flat, start)
-            err = (g64 - e64).abs_().masked_fill_(~torch.isfinite(e64), 0)
-            bad += (err > e64.abs().mul_(tol).add_(atol)).sum()  # e64 may be the output itself (float64)
+            es, gs = part(e_flat, start), part(g_flat, start)
+            err = torch.sub(gs, es).abs_()
+            threshold = es.abs().mul_(tol).add_(atol)
+            if not compare.all_finite(es):  # no error where the reference is not finite
+                err.masked_fill_(~torch.isfinite(es), 0)
+            bad += torch.count_nonzero(torch.gt(err, threshold))
             worst = torch.maximum(worst, err.max())
+            del err, threshold
         bad_count, max_err = int(bad), float(worst)
         if bad_count:
             return (f"output {i}: {bad_count} of {e.numel()} elements outside the magnitude-scaled tolerance "
                     f"(rtol={tol:g}, atol={atol:.3g} = rtol x output RMS {rms:.3g}); max abs error "
                     f"{max_err:.3e}")
     return None
+
+
+def _finite_rms(parts: Callable) -> Optional[float]:
+    """The RMS of the finite entries of the tensors ``parts()`` yields, one slice at a time (None
+    where there are none). The norm of each, one reduction, where the sum of squares comes out finite
+    (then every entry is: NaN and Inf propagate into it); otherwise, or where the squares of large
+    values overflow it, the finite entries are counted and summed apart, in float64."""
+    total, count = 0.0, 0
+    for p in parts():
+        norm = float(torch.linalg.vector_norm(p))
+        total += norm * norm  # a product overflows to inf where a power would raise
+        count += p.numel()
+    if count and math.isfinite(total):
+        return (total / count) ** 0.5
+    squares, count = 0.0, 0
+    for p in parts():
+        finite = torch.isfinite(p)
+        squares += float(torch.where(finite, p.double(), 0).pow_(2).sum())
+        count += int(finite.sum())
+    return (squares / count) ** 0.5 if count else None
 
 
 def _passes(expected, got, tightened: bool) -> bool:

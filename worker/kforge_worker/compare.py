@@ -9,6 +9,8 @@ from typing import Optional
 
 import torch
 
+from kforge_worker import timed_reps
+
 TOLERANCES = {
     torch.float64: 1e-7,
     torch.float32: 1e-4,
@@ -119,26 +121,36 @@ def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol
     # several times cheaper than upcasting everything to float64. A slice at a time, so that the
     # temporaries stay small beside outputs of several gigabytes on a GPU.
     work = torch.float64 if exp.dtype == torch.float64 else torch.float32
-    if not (bool(torch.isfinite(exp).all()) and bool(torch.isfinite(out).all())):
+    finite = all_finite(exp) and all_finite(out)
+    if not finite:
         _check_nonfinite(exp.to(work), out.to(work), path, shape)
     e_flat, g_flat = exp.reshape(-1), out.reshape(-1)
     max_abs = max_rel = 0.0
     count, worst, worst_at = 0, None, 0
+    tiny = torch.finfo(work).tiny
     for start in range(0, e_flat.numel(), SLICE):
         e = e_flat[start:start + SLICE].to(work)
         g = g_flat[start:start + SLICE].to(work)
-        finite = torch.isfinite(e)
-        abs_err = (g - e).abs().masked_fill_(~finite, 0)
-        e_abs = e.abs()
+        # Three temporaries of the slice's size and one mask: each is a pass over memory, and on the
+        # host a fresh allocation's page faults cost as much as the arithmetic.
+        abs_err = torch.sub(g, e).abs_()
+        e_abs = e.abs().clamp_min_(tiny)  # tol * tiny vanishes beside tol: the threshold is unchanged
+        if not finite:  # where the reference is not finite, _check_nonfinite has judged the value
+            reference_finite = torch.isfinite(e)
+            abs_err.masked_fill_(~reference_finite, 0)
+            e_abs.masked_fill_(~reference_finite, 1)
         max_abs = max(max_abs, float(abs_err.max()))
-        max_rel = max(max_rel, float((abs_err / e_abs.clamp_min(torch.finfo(work).tiny)).masked_fill_(~finite, 0).max()))
-        excess = abs_err.sub_(e_abs.mul_(tol).add_(tol))  # abs_err - (tol + tol * |e|), in place
-        bad = int((excess > 0).sum())
+        scratch = torch.div(abs_err, e_abs)
+        max_rel = max(max_rel, float(scratch.max()))
+        threshold = torch.mul(e_abs, tol, out=scratch).add_(tol)  # tol + tol * |e|
+        bad = int(torch.count_nonzero(torch.gt(abs_err, threshold)))
         if bad:
+            excess = abs_err.sub_(threshold)
             at = int(excess.argmax())
             if worst is None or float(excess[at]) > worst:
                 worst, worst_at = float(excess[at]), start + at
             count += bad
+        del abs_err, e_abs, scratch, threshold
     stats["max_abs_error"] = max(stats["max_abs_error"], max_abs)
     stats["max_rel_error"] = max(stats["max_rel_error"], max_rel)
     if count:
@@ -149,6 +161,18 @@ def _compare_tensors(expected: torch.Tensor, got: torch.Tensor, path, stats, tol
               f"max abs error {max_abs:.3e}, worst at index {_index_tuple(flat, shape)}",
               index=_index_tuple(flat, shape), shape=shape, max_abs_error=max_abs, max_rel_error=max_rel,
               expected=expected, got=got, mismatched=count, atol=tol, rtol=tol)
+
+
+def all_finite(t: torch.Tensor) -> bool:
+    """Whether every element is finite: two reductions (the smallest and largest value; NaN
+    propagates into both) instead of a mask of the whole tensor, which costs a pass and an
+    allocation of its own."""
+    if t.numel() == 0 or not (t.is_floating_point() or t.is_complex()):
+        return True
+    if t.is_complex():
+        return bool(torch.isfinite(t).all())
+    low, high = torch.aminmax(t)
+    return bool(torch.isfinite(low)) and bool(torch.isfinite(high))
 
 
 def _check_nonfinite(e: torch.Tensor, g: torch.Tensor, path: str, shape) -> None:
@@ -165,12 +189,15 @@ def _check_nonfinite(e: torch.Tensor, g: torch.Tensor, path: str, shape) -> None
 
 
 def same_values(a, b) -> Optional[str]:
-    """None when two results are bit-identical (NaNs equal); otherwise where they first differ."""
+    """None when two results are bit-identical (NaNs equal where their bits are); otherwise where
+    they first differ. Tensors are compared as their bits, in place (no copies)."""
     try:
         if isinstance(a, torch.Tensor):
             if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
                 return "type/shape"
-            return None if torch.equal(a.nan_to_num(), b.nan_to_num()) else "values"
+            if a.device != b.device:
+                return "device"
+            return None if timed_reps.same_bits(a, b) else "values"
         if isinstance(a, (list, tuple)):
             if len(a) != len(b):
                 return "length"

@@ -105,3 +105,53 @@ def test_a_comparison_by_slices_reports_like_one_over_the_whole(monkeypatch):
     monkeypatch.setattr(compare, "SLICE", 7)
     g[1, 2], g[4, 11] = e[1, 2], e[4, 11]
     assert compare.compare(e, g)["max_rel_error"] == pytest.approx(1e-6, rel=0.2)
+
+
+def _rule_in_float64(e: torch.Tensor, g: torch.Tensor, tol: float):
+    """KernelBench's rule written out directly, in float64, over the entries where the reference is finite."""
+    e64, g64 = e.double(), g.double()
+    finite = torch.isfinite(e64)
+    err = (g64 - e64).abs().masked_fill(~finite, 0)
+    bad = (err > tol + tol * e64.abs().masked_fill(~finite, 0)) & finite
+    return int(bad.sum()), float(err.max())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_the_check_counts_what_the_rule_written_in_float64_counts(dtype):
+    """Near the threshold and far past it, with infinities and NaNs where the reference has them:
+    the count and the largest error are those of the rule computed directly in float64."""
+    gen = torch.Generator().manual_seed(3)
+    e = torch.randn(4096, generator=gen).to(dtype)
+    tol = compare.tolerance_for(dtype)
+    scale = (torch.rand(4096, generator=gen) * 2).double()  # around the threshold: 0 to 2x of it
+    g = (e.double() + torch.sign(torch.randn(4096, generator=gen)) * scale * (tol + tol * e.double().abs())).to(dtype)
+    e[7], g[7] = float("inf"), float("inf")
+    e[9], g[9] = float("nan"), float("nan")
+    want_bad, want_max = _rule_in_float64(e, g, tol)
+    assert want_bad > 100
+    with pytest.raises(compare.Mismatch) as m:
+        compare.compare(e, g)
+    assert m.value.report["mismatched"] == want_bad
+    assert m.value.report["max_abs_error"] == pytest.approx(want_max, rel=1e-6)
+
+
+def test_all_finite_sees_every_kind_of_non_finite_value():
+    assert compare.all_finite(torch.randn(1000))
+    assert compare.all_finite(torch.empty(0)) and compare.all_finite(torch.arange(5))
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+            t = torch.randn(1000).to(dtype)
+            t[517] = bad
+            assert not compare.all_finite(t), (bad, dtype)
+    assert not compare.all_finite(torch.tensor([1 + 1j, complex(float("nan"), 0)]))
+
+
+def test_same_values_compares_bits():
+    """An infinity replaced by the largest finite float is a change (a copy through nan_to_num made
+    them equal); NaNs with the same bits are the same value."""
+    a = torch.tensor([1.0, float("inf"), float("nan")])
+    b = a.clone()
+    assert compare.same_values(a, b) is None
+    b[1] = torch.finfo(torch.float32).max
+    assert compare.same_values(a, b) == "values"
+    assert compare.same_values([a], (a.clone(),)) is None

@@ -1,5 +1,6 @@
 """Calibration, precision audit, speed of light and the judging of runtime facts."""
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -248,3 +249,34 @@ def test_library_calls_are_the_allowed_operators_the_candidate_dispatched():
     got["facts"]["aten_ops"] = ["relu", "zero_"]
     assert g.judge(None, 0, {"facts": {}}, got, {})["library_calls"] == []
     assert "library_calls" not in g.judge(None, 0, {"facts": {}}, got, {"timing": True})
+
+
+def _scaled_rule_in_float64(e: torch.Tensor, g: torch.Tensor) -> int:
+    e64, g64 = e.double(), g.double()
+    finite = torch.isfinite(e64)
+    tol = compare.tolerance_for(e.dtype)
+    rms = float(e64[finite].pow(2).mean().sqrt())
+    err = (g64 - e64).abs().masked_fill(~finite, 0)
+    return int(((err > tol * e64.abs() + tol * min(1.0, rms)) & finite).sum())
+
+
+@pytest.mark.parametrize("case", ["finite", "non_finite", "overflowing_squares"])
+def test_scaled_check_counts_what_the_rule_written_in_float64_counts(case):
+    """The magnitude-scaled rule near its threshold: the count is that of the rule computed directly
+    in float64, also where the reference has infinities and NaNs, and where the squares of its
+    values overflow float32 (the RMS then comes from the float64 pass)."""
+    gen = torch.Generator().manual_seed(5)
+    e = torch.randn(8192, generator=gen) * 1e-3
+    if case == "overflowing_squares":
+        e[100] = 3e20
+    tol = compare.tolerance_for(e.dtype)
+    rms = float(e.double().pow(2).mean().sqrt())
+    threshold = tol * e.double().abs() + tol * min(1.0, rms)
+    g = (e.double() + torch.rand(8192, generator=gen).double() * 2 * threshold).float()
+    if case == "non_finite":
+        e[3], g[3] = float("inf"), float("inf")
+        e[4], g[4] = float("nan"), float("nan")
+    want = _scaled_rule_in_float64(e, g)
+    assert want > 100
+    found = calibration.scaled_check(e, g)
+    assert found is not None and found.startswith(f"output 0: {want} of 8192 elements")
