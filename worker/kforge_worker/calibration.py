@@ -55,10 +55,11 @@ def scaled_check(expected, got) -> Optional[str]:
         dev = compare._work_device(e, g)
         work = torch.float64 if e.dtype == torch.float64 else torch.float32
         e_flat, g_flat = e.detach().reshape(-1), g.detach().reshape(-1)
-        slices = range(0, e_flat.numel(), SCALED_CHECK_SLICE)
+        step = compare.slice_elements(dev, SCALED_CHECK_SLICE)
+        slices = range(0, e_flat.numel(), step)
 
         def part(flat, start):
-            return flat[start:start + SCALED_CHECK_SLICE].to(dev, work)
+            return flat[start:start + step].to(dev, work)
 
         rms = _finite_rms(lambda: (part(e_flat, start) for start in slices))
         if rms is None:

@@ -66,10 +66,12 @@ def audit_device(t: torch.Tensor) -> torch.device:
 
 
 def _chunks(*tensors):
-    """Matching flat slices of same-shaped tensors, CHUNK_ELEMENTS at a time, in logical order."""
+    """Matching flat slices of same-shaped tensors, CHUNK_ELEMENTS at a time (on the host at most
+    compare.HOST_SLICE), in logical order."""
     flat = [t.reshape(-1) for t in tensors]
-    for start in range(0, flat[0].numel(), CHUNK_ELEMENTS):
-        yield [f[start:start + CHUNK_ELEMENTS] for f in flat]
+    step = compare.slice_elements(flat[0].device, CHUNK_ELEMENTS)
+    for start in range(0, flat[0].numel(), step):
+        yield [f[start:start + step] for f in flat]
 
 
 class Float64Reference:
