@@ -54,8 +54,10 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
             {"message", ""}};
   if (auto f = loop::sol_fraction(doc); f && correct) o["sol_pct"] = 100.0 * *f;
   // Library calls the target allows and the candidate kept (a GEMM before its own epilogue).
-  if (doc.contains("library_calls") && doc["library_calls"].is_object())
+  if (doc.contains("library_calls") && doc["library_calls"].is_object()) {
     o["library_calls"] = doc["library_calls"].value("operators", json::array());
+    o["library_share"] = doc["library_calls"].value("share", json());
+  }
   add_stability(o, timing_spread(doc));
   if (doc.contains("env") && doc["env"].is_object()) o["torch"] = doc["env"].value("torch", "");
   o["speedup_by_round"] = json::array({o["speedup_vs_eager"]});

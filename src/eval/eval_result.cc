@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "eval/eval_view.h"
+#include "eval/library_share.h"
 #include "eval/memory_ledger.h"
 #include "eval/timing_stats.h"
 #include "util/provenance.h"
@@ -120,8 +121,8 @@ std::string summarize(const EvalResult& r) {
                          "not reliable: rerun on an idle machine, or with more --reps\n",
                          100 * *worst, 100 * kUnstableIqrRel);
   }
-  if (!v.library_calls.empty())
-    out += fmt::format("library calls kept (allowed by the target): {}\n", fmt::join(v.library_calls, ", "));
+  if (const std::string kept = describe_library_calls(v.library_calls, v.library_share); !kept.empty())
+    out += fmt::format("library calls kept (allowed by the target): {}\n", kept);
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
   out += memory_line(r.doc);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);

@@ -74,6 +74,7 @@ EvalView EvalView::decode(const json& doc) {
     if (note.is_string()) v.notes.push_back(note.get<std::string>());
   for (const auto& op : object(doc, "library_calls").value("operators", json::array()))
     if (op.is_string()) v.library_calls.push_back(op.get<std::string>());
+  v.library_share = number(object(doc, "library_calls"), "share");
   v.wall_seconds = doc.value("wall_seconds", 0.0);
   return v;
 }

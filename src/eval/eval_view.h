@@ -44,6 +44,7 @@ struct EvalView {
   std::optional<double> speedup_vs_eager, speedup_vs_compile;
   std::vector<std::string> notes;
   std::vector<std::string> library_calls;  // allowed library operators the candidate ran
+  std::optional<double> library_share;     // their share of the candidate's time, where measured
   double wall_seconds = 0;
 
   static EvalView decode(const nlohmann::json& doc);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "eval/correctness.h"
+#include "eval/library_share.h"
 #include "eval/memory_phase.h"
 #include "eval/screening.h"
 #include "eval/speed_verdict.h"
@@ -64,7 +65,9 @@ json speed_class(const EvalRun& run) {
 // Timing and the speed verdict; the device stays held until the verdict's re-measurements are done.
 bool time_and_judge(EvalRun& run, WorkerPool& pool) {
   std::optional<TimingOutcome> timing = time_candidate(run, pool);
-  return timing && judge_speed(run, *timing);
+  if (!timing || !judge_speed(run, *timing)) return false;
+  measure_library_share(run);
+  return true;
 }
 
 // `alone`: the evaluation must have its device to itself (a retry after an out-of-memory).

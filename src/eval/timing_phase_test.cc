@@ -201,7 +201,7 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
                         {"speedup_vs_eager", 2.5},
                         {"speedup_vs_compile", nullptr},
                         {"notes", {"n1"}},
-                        {"library_calls", {{"operators", {"matmul"}}}}};
+                        {"library_calls", {{"operators", {"matmul"}}, {"share", 0.75}}}};
   EvalView v = EvalView::decode(doc);
   EXPECT_EQ(v.status, "correct");
   EXPECT_TRUE(v.correctness.ran);
@@ -219,6 +219,7 @@ TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
   EXPECT_FALSE(v.error);
   EXPECT_EQ(v.notes, std::vector<std::string>{"n1"});
   EXPECT_EQ(v.library_calls, std::vector<std::string>{"matmul"});
+  EXPECT_EQ(v.library_share, 0.75);
 }
 
 TEST(EvalView, AFailedEvaluationHasAnErrorAndNoTiming) {

@@ -486,6 +486,8 @@ void Refiner::accept(int round, const Attempt& a, const std::string& reason, con
   if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
   detail["timing_spread"] = timing_spread(doc);
   if (doc.contains("env")) detail["torch"] = doc["env"].value("torch", "");
+  if (doc.contains("library_calls") && !doc["library_calls"].value("operators", json::array()).empty())
+    detail["library_calls"] = doc["library_calls"];
   decide(round, a.step, "accepted", a.sha256, detail);
   std::optional<BestCandidate> previous = best_;
   best_ = BestCandidate{a.step, a.sha256, a.source, doc};

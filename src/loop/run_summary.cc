@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "eval/eval_result.h"
+#include "eval/library_share.h"
 #include "loop/attribution.h"
 #include "loop/run_options.h"
 
@@ -214,6 +215,9 @@ std::string verdict_text(const json& s) {
             "this problem.";
   if (!best.value("flags", json::array()).empty())
     line += fmt::format(" Its measurement stayed flagged ({}).", best["flags"].dump());
+  const json library = best.value("library_calls", json::object());
+  const std::string kept = describe_library_calls(library.value("operators", json::array()), library.value("share", json()));
+  if (!kept.empty()) line += fmt::format(" It keeps library calls the target allows: {}.", kept);
   return line;
 }
 

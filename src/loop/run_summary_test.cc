@@ -167,4 +167,14 @@ TEST_F(RunSummaryTest, AnUntimedRunSaysNoSpeedWasMeasured) {
   EXPECT_NE(untimed.find("No speed was measured"), std::string::npos) << untimed;
 }
 
+TEST_F(RunSummaryTest, TheVerdictNamesTheLibraryCallsTheBestKeeps) {
+  json best = {{"step", "r1.s0.a0"}, {"median_ms", 0.5}, {"vs_eager", {{"point", 1.4}, {"low", 1.3}, {"high", 1.5}}},
+               {"beats_pytorch", true}, {"library_calls", {{"operators", {"matmul"}}, {"share", 0.81}}}};
+  const std::string v = verdict_text(json{{"best", best}});
+  EXPECT_NE(v.find("It keeps library calls the target allows: matmul (81% of the candidate's time)."),
+            std::string::npos) << v;
+  best.erase("library_calls");
+  EXPECT_EQ(verdict_text(json{{"best", best}}).find("library"), std::string::npos);
+}
+
 }  // namespace kforge::loop

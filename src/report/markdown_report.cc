@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/library_share.h"
 #include "eval/timing_stats.h"
 #include "report/cells.h"
 #include "report/metrics.h"
@@ -91,9 +92,8 @@ std::string markdown_report(const json& doc) {
          "timing spread | % of SOL | wall s | library calls | note |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : doc.at("problems")) {
-    std::string library;
-    for (const auto& op : p.value("library_calls", json::array()))
-      if (op.is_string()) library += (library.empty() ? "" : ", ") + op.get<std::string>();
+    const std::string library =
+        describe_library_calls(p.value("library_calls", json::array()), p.value("library_share", json()));
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
                        p.value("status", ""), format_speedup(speedup_vs_faster(p)),
                        format_speedup(p.value("speedup_vs_eager", json())),

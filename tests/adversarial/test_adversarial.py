@@ -118,6 +118,11 @@ def test_honest_kernel_is_accepted(kforge, name):
     assert result["sol"]["sol_ms"] > 0 and result["precision"] == "strict"
     # The library GEMM the target allows is reported as kept; kernels of their own report none.
     assert result["library_calls"]["operators"] == (["matmul"] if name == "linear_gemm_epilogue" else []), name
+    if name == "linear_gemm_epilogue":  # timed: the GEMM's share of the candidate's time is measured
+        assert 0 < result["library_calls"]["share"] <= 1, result["library_calls"]
+        assert "share_method" in result["library_calls"]
+    else:
+        assert "share" not in result["library_calls"], name
     if expect:
         assert any(c["name"] == expect[0] and c["verdict"] == expect[1] for c in result["checks"]), result["checks"]
 

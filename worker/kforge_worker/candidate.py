@@ -11,7 +11,7 @@ import time
 import torch
 
 from kforge_kernels import buildinfo
-from kforge_worker import (device_transport, problem, profiling, runtime_checks, session, tensors, timed_reps,
+from kforge_worker import (device_transport, op_times, problem, profiling, runtime_checks, session, tensors, timed_reps,
                            transport)
 from kforge_worker.timing import make_timer
 
@@ -180,7 +180,7 @@ class CandidateSession:
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,
                 "time": self.time, "timing_inputs": self.timing_inputs_cmd, "timing_outputs": self.timing_outputs,
-                **profiling.handlers(self)}
+                **profiling.handlers(self), **op_times.handlers(self)}
 
 
 class _Digest:

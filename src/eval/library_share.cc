@@ -1,0 +1,61 @@
+#include "eval/library_share.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kforge {
+
+using json = nlohmann::json;
+using Seconds = std::chrono::duration<double>;
+
+std::optional<double> library_share(const json& op_times, const std::vector<std::string>& operators) {
+  const json seconds = op_times.value("seconds", json());
+  if (!seconds.is_number() || !(seconds.get<double>() > 0)) return std::nullopt;
+  const json ops = op_times.value("ops", json::object());
+  double spent = 0;
+  for (const std::string& name : operators) {
+    auto it = ops.is_object() ? ops.find(name) : ops.end();
+    if (it != ops.end() && it->is_number()) spent += std::max(0.0, it->get<double>());
+  }
+  return std::clamp(spent / seconds.get<double>(), 0.0, 1.0);
+}
+
+std::string describe_library_calls(const std::vector<std::string>& operators, std::optional<double> share) {
+  if (operators.empty()) return "";
+  std::string text = fmt::format("{}", fmt::join(operators, ", "));
+  if (share) text += fmt::format(" ({:.0f}% of the candidate's time)", 100 * *share);
+  return text;
+}
+
+std::string describe_library_calls(const json& operators, const json& share) {
+  std::vector<std::string> names;
+  if (operators.is_array())
+    for (const json& op : operators)
+      if (op.is_string()) names.push_back(op.get<std::string>());
+  return describe_library_calls(names, share.is_number() ? std::optional<double>(share.get<double>()) : std::nullopt);
+}
+
+void measure_library_share(EvalRun& run) {
+  if (!run.doc.contains("library_calls")) return;
+  json& calls = run.doc["library_calls"];
+  std::vector<std::string> operators;
+  for (const json& op : calls.value("operators", json::array()))
+    if (op.is_string()) operators.push_back(op.get<std::string>());
+  if (operators.empty()) return;
+  run.phase("timing the library calls it kept");
+  WorkerReply r = run.cand->request("op_times", {{"reps", 3}}, Seconds(run.opt.timeout_s));
+  std::optional<double> share = r.kind == WorkerReply::kOk ? library_share(r.body, operators) : std::nullopt;
+  if (!share) {
+    run.doc["notes"].push_back(fmt::format("the library calls' share of the candidate's time was not measured: {}",
+                                           r.kind == WorkerReply::kOk ? "no call time in the reply" : reply_message(r)));
+    return;
+  }
+  calls["share"] = *share;
+  calls["share_method"] = "each operator of 3 forward calls timed from dispatch to end (the device synchronised "
+                          "around it), in the candidate's process";
+}
+
+}  // namespace kforge
