@@ -149,6 +149,9 @@ class Guard:
         parameters twice over), else on the host."""
         if "outputs64" not in record:
             where = self._float64_device(ref)
+            if where == "cpu" and not self._fits_host(ref, record):
+                record["outputs64"] = None
+                return None
             if self._model64 is None or self._model64[0] is not ref.model or self._model64[2] != where:
                 self._model64 = None  # the last copy goes before the next is made
                 try:
@@ -161,6 +164,23 @@ class Guard:
             record["outputs64"] = None if outputs64 is None else precision.Float64Reference(record["outputs"],
                                                                                              outputs64)
         return record["outputs64"]
+
+    @staticmethod
+    def _fits_host(ref, record: dict) -> bool:
+        """Whether the float64 forward fits the host's available memory (MemAvailable, or the memory
+        cgroup's room); where it does not, the trial's ``audit_skipped`` says why. A 1 GB softmax's
+        audit beside the kept trials and the candidate ran a 24 GiB machine out of memory, and the
+        reference's death was taken for a problem too large for the host."""
+        figures = ref._memory_figures() or {}
+        need = 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
+        free = memory_estimate.device_memory("cpu")["free_bytes"]
+        if device_transport.within_share(need, free):
+            record.pop("audit_skipped", None)
+            return True
+        gib = 1 << 30
+        record["audit_skipped"] = (f"its float64 reference needs about {need / gib:.1f} GiB of host memory and "
+                                   f"{free / gib:.1f} GiB are available")
+        return False
 
     @staticmethod
     def _float64_device(ref) -> str:
@@ -206,6 +226,10 @@ class Guard:
             audit = precision.audit(record["outputs"], outputs, self._float64_reference(ref, record), self.policy)
             if audit:
                 reply["precision"] = audit
+            elif "audit_skipped" in record:
+                reply.setdefault("findings", []).append(
+                    {"name": "precision", "verdict": "warn",
+                     "message": f"the float64 precision audit of trial {trial_no} was skipped: {record['audit_skipped']}"})
         if not self.degenerate:
             finding = self.independence.add(trial_no, record["outputs"], outputs, identical)
             if finding:

@@ -85,14 +85,29 @@ MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to th
 
 def release_cached_memory() -> None:
     """Frees what only reference cycles still hold, then hands the caching allocator's unused blocks
-    back to the driver, once the process holds more than 1 GiB of device memory. Tensors caught in a
-    cycle (a failed call's frames, a candidate's closures) wait for the cyclic collector, and at
-    KernelBench's own sizes each of them is a trial-sized set the other process cannot use."""
-    if not torch.cuda.is_initialized() or torch.cuda.memory_reserved() <= RELEASE_CACHED_ABOVE:
+    back to the driver, once the process holds more than 1 GiB of device memory (on the CPU, of host
+    memory). Tensors caught in a cycle (a failed call's frames, a candidate's closures) wait for the
+    cyclic collector, which counts objects, not bytes: at KernelBench's own sizes each of them is a
+    trial-sized set the other process cannot use (on the CPU target at 1 GB, the two workers grew by a
+    trial's worth of such tensors per trial until the kernel's out-of-memory killer ended one)."""
+    if not torch.cuda.is_initialized():
+        if _resident_bytes() > RELEASE_CACHED_ABOVE:
+            gc.collect()
+        return
+    if torch.cuda.memory_reserved() <= RELEASE_CACHED_ABOVE:
         return
     gc.collect()
     if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_CACHED_ABOVE:
         torch.cuda.empty_cache()
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (0 where /proc cannot tell)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 # What these leave lives for the evaluation. prepare_timing compiles the torch.compile baseline: its
@@ -111,9 +126,9 @@ def after_command(cmd: str, seconds: float) -> None:
         # reference cycles takes a millisecond rather than 50.
         gc.collect()
         gc.freeze()
+    release_cached_memory()
     if not torch.cuda.is_initialized():
         return
-    release_cached_memory()
     if os.environ.get(MEMORY_LOG):
         gib = 1 << 30
         free, total = torch.cuda.mem_get_info()

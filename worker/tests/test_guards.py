@@ -280,3 +280,40 @@ def test_scaled_check_counts_what_the_rule_written_in_float64_counts(case):
     assert want > 100
     found = calibration.scaled_check(e, g)
     assert found is not None and found.startswith(f"output 0: {want} of 8192 elements")
+
+
+def test_the_precision_audit_is_skipped_where_its_float64_forward_would_not_fit_the_host(tmp_path, monkeypatch):
+    """On the host the float64 forward needs about twice the problem's inputs and peak: where the
+    host has less room than that, the audit is skipped with a warning instead of running the
+    reference out of memory (which kforge would report as a problem too large for the host)."""
+    from kforge_worker import memory_estimate, reference
+
+    source = tmp_path / "problem.py"
+    source.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                      "        return torch.softmax(x, -1)\n"
+                      "def get_inputs():\n    return [torch.randn(64, 256)]\n"
+                      "def get_init_inputs():\n    return []\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setenv("KFORGE_WORKDIR", str(tmp_path))
+    ref = reference.ReferenceSession()
+    ref.load_problem({"device": "cpu", "shared_dir": str(shared), "problem": str(source), "seed": 3})
+    try:
+        ref.make_trial({"trial": 0, "seed": 3})
+        record = ref.trial(0)
+        got = {"outputs": record["outputs"].clone() * (1 + 1e-7)}
+        reply = {"stats": {"identical": False}}
+        real = memory_estimate.device_memory
+        monkeypatch.setattr(memory_estimate, "device_memory",
+                            lambda device: {"free_bytes": 4096, "total_bytes": 1 << 34} if device == "cpu" else real(device))
+        ref.guard.after_match(ref, 0, record, got, {}, reply)
+        assert "precision" not in reply
+        [warning] = [f for f in reply["findings"] if f["name"] == "precision"]
+        assert warning["verdict"] == "warn" and "was skipped" in warning["message"] and "GiB" in warning["message"]
+        record.pop("outputs64")
+        monkeypatch.setattr(memory_estimate, "device_memory", real)  # room enough: audited as before
+        reply = {"stats": {"identical": False}}
+        ref.guard.after_match(ref, 0, record, got, {}, reply)
+        assert reply["precision"]["verdict"] == "pass"
+    finally:
+        ref.reset({})

@@ -3,6 +3,8 @@ freeze what they leave for the cyclic collector."""
 
 import sys
 
+import torch
+
 from kforge_worker import session
 
 
@@ -50,3 +52,32 @@ def test_timing_preparation_freezes_and_a_reference_reset_unfreezes():
         assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
+
+
+def test_on_the_cpu_a_command_leaves_no_tensor_in_a_reference_cycle(monkeypatch):
+    """A large tensor caught in a reference cycle waits for the cyclic collector, which counts objects,
+    not bytes: on the CPU target at 1 GB the workers grew by such tensors trial after trial until one
+    was killed for host memory. Past 1 GiB resident, every command collects them before it replies."""
+    import gc
+    import weakref
+
+    class Holder:
+        pass
+
+    def leave_a_cycle():
+        h = Holder()
+        h.self, h.tensor = h, torch.empty(1 << 20)
+        return weakref.ref(h.tensor)
+
+    gc.disable()  # only the collection after the command may free it
+    try:
+        monkeypatch.setattr(session, "_resident_bytes", lambda: 0)  # a small process: nothing collected
+        left = leave_a_cycle()
+        session.after_command("check", 0.0)
+        assert left() is not None
+        monkeypatch.setattr(session, "_resident_bytes", lambda: 2 << 30)
+        session.after_command("check", 0.0)
+        assert left() is None
+    finally:
+        gc.enable()
+        gc.collect()
