@@ -115,6 +115,9 @@ def pack_set(obj, backend):
         raise TransportError(f"cannot pass a value of type {type(x).__name__}")
 
     tree = node(obj)
+    # node refers to itself through its closure: a cycle that, left alone, keeps every storage of the
+    # set (a trial's outputs) alive until the cyclic collector runs.
+    del node
     on_buffer = {i: n for n, (i, _) in enumerate(buffers)}
     places, end = [], 0
     for i, s in enumerate(storages):
