@@ -15,7 +15,7 @@ TEST(Outcome, FromACorrectEvaluation) {
               {"timing", {{"candidate", {{"median_ms", 1.0}}}, {"eager", {{"median_ms", 2.0}}},
                           {"compile", {{"median_ms", 1.5}}}}},
               {"sol", {{"candidate_pct_of_sol", 40.0}}},
-              {"library_calls", {{"operators", {"matmul"}}}},
+              {"library_calls", {{"operators", {"matmul"}}, {"share", 0.7}}},
               {"checks", {{{"name", "timing_crosscheck"}, {"verdict", "pass"}, {"message", "ok"}},
                           {{"name", "implausible_speedup"}, {"verdict", "warn"}, {"message", "30x re-measured"}}}}};
   json o = outcome_from_evaluation(doc, 7);
@@ -28,6 +28,7 @@ TEST(Outcome, FromACorrectEvaluation) {
   EXPECT_DOUBLE_EQ(o["sol_pct"].get<double>(), 40.0);
   EXPECT_EQ(o["evaluation_id"], 7);
   EXPECT_EQ(o["library_calls"], json::array({"matmul"}));
+  EXPECT_EQ(o["library_share"], 0.7);
   EXPECT_EQ(o["speedup_by_round"], json::array({2.0}));
   EXPECT_EQ(o["message"], "warning implausible_speedup: 30x re-measured");
 }

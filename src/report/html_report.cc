@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/library_share.h"
 #include "eval/timing_stats.h"
 #include "report/cells.h"
 #include "report/metrics.h"
@@ -67,17 +68,18 @@ std::string time_cell(const json& problem, const char* which) {
 std::string problems_table(const json& problems) {
   std::string t = "<table class=\"problems\"><thead><tr><th>problem</th><th>status</th><th>vs faster baseline</th><th>vs eager</th>"
                   "<th>vs compile</th><th>candidate ms</th><th>eager ms</th><th>compile ms</th><th>timing spread</th>"
-                  "<th>% of SOL</th><th>wall s</th><th>note</th></tr></thead><tbody>";
+                  "<th>% of SOL</th><th>wall s</th><th>library calls</th><th>note</th></tr></thead><tbody>";
   for (const auto& p : problems) {
     const bool unstable = p.value("unstable", false);
     t += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td{}>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        "<td{}>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         p.value("correct", false) ? "ok" : "failed", escape_markup(p.value("name", "")),
         escape_markup(p.value("status", "")), format_speedup(speedup_vs_faster(p)),
         format_speedup(p.value("speedup_vs_eager", json())), format_speedup(p.value("speedup_vs_compile", json())),
         time_cell(p, "candidate"), time_cell(p, "eager"), time_cell(p, "compile"), unstable ? " class=\"unstable\"" : "", format_stability(p),
         num(p.value("sol_pct", json()), "{:.3g}"), num(p.value("wall_seconds", json()), "{:.1f}"),
+        escape_markup(describe_library_calls(p.value("library_calls", json::array()), p.value("library_share", json()))),
         escape_markup(p.value("message", "")));
   }
   return t + "</tbody></table>";

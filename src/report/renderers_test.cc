@@ -16,7 +16,8 @@ json sample_doc() {
                       {"timing_spread", {{"candidate", {{"p25_ms", 0.45}, {"p75_ms", 0.6}, {"iqr_rel", 0.3}}},
                                          {"eager", {{"p25_ms", 0.98}, {"p75_ms", 1.02}, {"iqr_rel", 0.04}}}}},
                       {"max_iqr_rel", 0.3}, {"unstable", true},
-                      {"speedup_by_round", {2.0}}, {"message", ""}});
+                      {"speedup_by_round", {2.0}}, {"message", ""},
+                      {"library_calls", {"matmul"}}, {"library_share", 0.62}});
   problems.push_back({{"name", "02_<b>|x"}, {"status", "incorrect"}, {"correct", false},
                       {"message", "output differs </script> here"}, {"speedup_by_round", {nullptr}}});
   std::vector<ProblemResult> results = {problem_result_from_json(problems[0]), problem_result_from_json(problems[1])};
@@ -56,6 +57,7 @@ TEST(MarkdownReport, ShowsMetricsPerBaselineAndEveryProblem) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("**Warning: 1 of 1 correct problems have an unstable timing"), std::string::npos) << md;
+  EXPECT_NE(md.find("| matmul (62% of the candidate's time) |"), std::string::npos) << md;
   EXPECT_NE(md.find("- environment: kforge 0.1.0, torch 2.11.0, Python 3.13.5; AMD EPYC (2 CPUs), no NVIDIA GPU; "
                     "Linux 6.1"),
             std::string::npos)
@@ -81,6 +83,7 @@ TEST(HtmlReport, IsSelfContainedAndEscapesWhatItEmbeds) {
     EXPECT_NE(html.find(std::string("<figure id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(html.find("<p class=\"warning\">Warning: 1 of 1 correct problems have an unstable timing"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"unstable\">unstable, IQR 30%</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>matmul (62% of the candidate&#39;s time)</td>"), std::string::npos) << html;
 }
 
 TEST(HtmlReport, ChartsRoundsOnlyForAModelDrivenBench) {
