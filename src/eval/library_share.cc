@@ -11,15 +11,26 @@ namespace kforge {
 using json = nlohmann::json;
 using Seconds = std::chrono::duration<double>;
 
+namespace {
+
+// The strings of a JSON list (anything else in it, or a value that is not a list, gives none).
+std::vector<std::string> strings(const json& list) {
+  std::vector<std::string> out;
+  if (list.is_array())
+    for (const json& item : list)
+      if (item.is_string()) out.push_back(item.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
 std::optional<double> library_share(const json& op_times, const std::vector<std::string>& operators) {
   const json seconds = op_times.value("seconds", json());
   if (!seconds.is_number() || !(seconds.get<double>() > 0)) return std::nullopt;
   const json ops = op_times.value("ops", json::object());
   double spent = 0;
-  for (const std::string& name : operators) {
-    auto it = ops.is_object() ? ops.find(name) : ops.end();
-    if (it != ops.end() && it->is_number()) spent += std::max(0.0, it->get<double>());
-  }
+  for (const std::string& name : operators)
+    if (ops.is_object() && ops.contains(name) && ops[name].is_number()) spent += std::max(0.0, ops[name].get<double>());
   return std::clamp(spent / seconds.get<double>(), 0.0, 1.0);
 }
 
@@ -31,19 +42,14 @@ std::string describe_library_calls(const std::vector<std::string>& operators, st
 }
 
 std::string describe_library_calls(const json& operators, const json& share) {
-  std::vector<std::string> names;
-  if (operators.is_array())
-    for (const json& op : operators)
-      if (op.is_string()) names.push_back(op.get<std::string>());
-  return describe_library_calls(names, share.is_number() ? std::optional<double>(share.get<double>()) : std::nullopt);
+  return describe_library_calls(strings(operators),
+                                share.is_number() ? std::optional<double>(share.get<double>()) : std::nullopt);
 }
 
 void measure_library_share(EvalRun& run) {
   if (!run.doc.contains("library_calls")) return;
   json& calls = run.doc["library_calls"];
-  std::vector<std::string> operators;
-  for (const json& op : calls.value("operators", json::array()))
-    if (op.is_string()) operators.push_back(op.get<std::string>());
+  const std::vector<std::string> operators = strings(calls.value("operators", json::array()));
   if (operators.empty()) return;
   run.phase("timing the library calls it kept");
   WorkerReply r = run.cand->request("op_times", {{"reps", 3}}, Seconds(run.opt.timeout_s));

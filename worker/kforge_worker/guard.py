@@ -171,8 +171,7 @@ class Guard:
         cgroup's room); where it does not, the trial's ``audit_skipped`` says why. A 1 GB softmax's
         audit beside the kept trials and the candidate ran a 24 GiB machine out of memory, and the
         reference's death was taken for a problem too large for the host."""
-        figures = ref._memory_figures() or {}
-        need = 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
+        need = Guard._float64_bytes(ref)
         free = memory_estimate.device_memory("cpu")["free_bytes"]
         if device_transport.within_share(need, free):
             record.pop("audit_skipped", None)
@@ -183,14 +182,20 @@ class Guard:
         return False
 
     @staticmethod
+    def _float64_bytes(ref) -> int:
+        """What the float64 forward holds: the problem's inputs, peak and parameters, twice over (0
+        where the meta device could not trace the problem)."""
+        figures = ref._memory_figures() or {}
+        return 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
+
+    @staticmethod
     def _float64_device(ref) -> str:
         if not ref.lean:
             return ref.device
-        figures = ref._memory_figures() or {}
-        need = 2 * sum(int(figures.get(k, 0)) for k in ("input_bytes", "forward_peak_bytes", "parameter_bytes"))
+        need = Guard._float64_bytes(ref)
         session.release_cached_memory()
         free = memory_estimate.device_memory(ref.device)["free_bytes"]
-        return ref.device if figures and device_transport.within_share(need, free) else "cpu"
+        return ref.device if need and device_transport.within_share(need, free) else "cpu"
 
     def judge(self, ref, trial_no: int, record: dict, got: dict, req: dict) -> dict:
         """Findings and precision audit for one check; a tightened-tolerance mismatch when it applies."""

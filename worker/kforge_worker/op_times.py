@@ -18,11 +18,7 @@ from collections import defaultdict
 import torch
 
 from kforge_worker import dispatch_mode, ops
-
-
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
+from kforge_worker.profiling import sync
 
 
 class _OpTimer(dispatch_mode.LightDispatchMode):
@@ -35,10 +31,10 @@ class _OpTimer(dispatch_mode.LightDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
-        _sync(self.device)
+        sync(self.device)
         start = time.perf_counter()
         out = func(*args, **(kwargs or {}))
-        _sync(self.device)
+        sync(self.device)
         self.seconds[ops.canonical(name) or name] += time.perf_counter() - start
         return out
 
@@ -51,11 +47,11 @@ def measure(call, device: str, reps: int = 3) -> dict:
         call()  # warm: first-call work (allocator, lazy loading) is not the computation's
         for _ in range(max(1, reps)):
             seconds = defaultdict(float)
-            _sync(device)
+            sync(device)
             start = time.perf_counter()
             with dispatch_mode.make(_OpTimer, seconds, device):
                 call()
-            _sync(device)
+            sync(device)
             totals.append(time.perf_counter() - start)
             calls.append(seconds)
     names = set().union(*calls)

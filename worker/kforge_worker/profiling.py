@@ -24,7 +24,8 @@ TOP_KERNELS = 12
 TOP_OPS = 10
 
 
-def _sync(device: str) -> None:
+def sync(device: str) -> None:
+    """Waits for the device's queued work (nothing to wait for on the CPU)."""
     if device.startswith("cuda"):
         torch.cuda.synchronize()
 
@@ -89,14 +90,14 @@ def profile(call, device: str, reps: int) -> dict:
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
     call()
-    _sync(device)
+    sync(device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's notice that a profiler cycle's events are cleared after it
         with torch_profile(activities=activities) as prof:
             start = time.perf_counter()
             for _ in range(reps):
                 call()
-            _sync(device)
+            sync(device)
             wall = time.perf_counter() - start
         result = summarize_events(prof.events(), reps, wall)
     result["threads"] = torch.get_num_threads()
