@@ -13,6 +13,9 @@ import traceback
 from typing import Callable, Dict, Optional
 
 
+TIMELINE_LOG = "KFORGE_MEMORY_LOG"  # set: each command's timeline goes to the worker's log beside its memory
+
+
 def _open_response_channel():
     fd = int(os.environ.get("KFORGE_RESPONSE_FD", "3"))
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
@@ -25,6 +28,9 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
     runs once each command's work is done (``seconds`` it took), before its reply goes out."""
     out = _open_response_channel()
     stdin = sys.stdin
+    # Each command's moments on the system-wide monotonic clock, to line both workers' logs up
+    # (bench/memlog.py --timeline): what lies between commands shows up as gaps.
+    timeline = bool(os.environ.get(TIMELINE_LOG))
     for line in stdin:
         line = line.strip()
         if not line:
@@ -39,6 +45,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
                 return
             continue
         handler = handlers.get(cmd, fallback)
+        received = time.monotonic()
         started = time.perf_counter()
         try:
             if handler is None:
@@ -47,14 +54,19 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
             reply.setdefault("ok", True)
         except Exception as exc:  # every failure becomes a reply; kforge decides what it means
             reply = error_reply(exc)
+        handled = time.monotonic()
         if after is not None:
             try:
                 after(cmd, time.perf_counter() - started)
             except Exception as exc:  # housekeeping that fails (a broken CUDA context) is the command's failure
                 reply = error_reply(exc) if reply.get("ok") else reply
+        released = time.monotonic()
         reply["id"] = rid
         out.write(json.dumps(_finite(reply), default=_json_default, allow_nan=False) + "\n")
         out.flush()
+        if timeline:
+            print(f"kforge timeline: {cmd} received {received:.6f} handled {handled:.6f} released {released:.6f} "
+                  f"replied {time.monotonic():.6f}", file=sys.stderr, flush=True)
 
 
 def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
