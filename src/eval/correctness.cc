@@ -18,16 +18,21 @@ PendingRequest send_make_trial(EvalRun& run, const std::string& tag, int trial, 
       Seconds(run.opt.reference_timeout_s));
 }
 
-// Pipelined: while the candidate runs trial t, the reference draws trial t+1; while the reference
-// checks trial t, the candidate runs trial t+1. Results are judged in trial order, and the first
-// failure ends the loop (a run still in flight is abandoned with the process). Trials of 1 GiB and
-// more on the device (run.lean_timing) go one after another instead: overlapped, two trials' inputs
-// and outputs would share the device.
+// Pipelined from trial run.pipelined_from on (the reference decides: memory and its precision
+// audit): while the candidate runs trial t, the reference draws trial t+1; while the reference
+// checks trial t, the candidate runs trial t+1. Earlier trials go one after another. Results are
+// judged in trial order, and the first failure ends the loop (a run still in flight is abandoned
+// with the process).
 bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shape,
                 std::optional<PendingRequest> first_draw) {
   auto outputs_name = [&](int t) { return run.output_name(fmt::format("outputs_{}_{}", tag, t)); };
+  // Trials of lean timing are served once each (timing serves its sets again in fresh buffers), so
+  // the candidate may use a trial's device buffers in place rather than copy them first.
   auto run_trial = [&](int t, const WorkerReply& made) {
-    return run.cand->send("run", {{"inputs", TrialInputs::decode(made.body).inputs}, {"outputs", outputs_name(t)}},
+    return run.cand->send("run",
+                          {{"inputs", TrialInputs::decode(made.body).inputs},
+                           {"outputs", outputs_name(t)},
+                           {"in_place", run.lean_timing}},
                           Seconds(run.opt.timeout_s));
   };
   if (trials <= 0) return true;
@@ -47,7 +52,7 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
     if (t > 0) run.phase(fmt::format("{} trial {}/{}", tag, t + 1, trials));
     const bool last = t + 1 == trials;
     std::optional<PendingRequest> making;
-    const bool overlap = !run.lean_timing;
+    const bool overlap = run.pipelined_from >= 0 && t >= run.pipelined_from;
     if (!last && overlap) making = send_make_trial(run, tag, t + 1, main_shape);
     WorkerReply ran = run.cand->wait(running);
     if (ran.kind != WorkerReply::kOk) {

@@ -73,7 +73,8 @@ struct EvalRun {
   std::optional<PrecisionAudit> precision_worst;            // the worst precision audit seen
   nlohmann::json static_failure;                            // a static check that failed, if any
   int timing_sets = 0;                                      // input sets the timed calls rotate through
-  bool lean_timing = false;  // trials of 1 GiB+ on the device: fewer timing sets and kept outputs (timing_phase.h), trials in turn (correctness.cc)
+  bool lean_timing = false;  // trials of 1 GiB+ on the device: fewer timing sets and kept outputs (timing_phase.h)
+  int pipelined_from = 0;    // the first trial that overlaps its neighbours, -1 for none (correctness.cc)
   std::vector<int> timing_trials;                           // the trial whose inputs each of those sets is
   bool reference_mutates_inputs = false;                    // the reference changes its own inputs
   RepetitionSampler sampler;                                // input schedules and checked repetitions

@@ -115,6 +115,7 @@ EvalResult run_evaluation(const EvalOptions& opt, ProgressFn progress, void* use
   if (loaded) {
     run.doc["globals"] = problem_reply["globals"];
     run.lean_timing = problem_reply.value("lean_timing", false);
+    run.pipelined_from = problem_reply.value("pipelined_from", run.lean_timing ? -1 : 0);
     // How tensors travel between the workers (host memfds or device buffers: docs/worker-protocol.md).
     run.doc["env"]["device_transport"] = problem_reply.value("device_transport", "host");
     run.doc["env"]["torch"] = problem_reply.value("torch", "");

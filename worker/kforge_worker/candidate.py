@@ -63,20 +63,28 @@ class CandidateSession:
         return reply
 
     def run(self, req: dict) -> dict:
-        inputs = self._fetch(req["inputs"])
+        inputs = self._fetch(req["inputs"], in_place=bool(req.get("in_place")))
         on_device = self.peer.backend is not None
         before = self._pristine(req["inputs"], inputs)
         start = time.perf_counter()
-        # Outputs are snapshotted the moment forward returns; facts about the call go to the reference.
-        facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device)[1:]
-        self.correctness_types.update(facts.get("output_types", []))
-        seconds = time.perf_counter() - start
-        changed = _changed_inputs(list(inputs), before)
-        del inputs, before
-        # The snapshot and the changed inputs are copied into a fresh memfd, sealed before the reference
-        # sees it (device tensors into fresh device buffers, which the reference copies before this
-        # returns); only the inputs the call changed (the reference has the others as they were).
-        self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts})
+        backend = self.peer.backend
+        try:
+            # Outputs are snapshotted the moment forward returns; facts about the call go to the
+            # reference. The snapshot's device buffers are made while the check waits for work the
+            # call may have left running.
+            facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device,
+                                                 meanwhile=backend.stage if backend is not None else None)[1:]
+            self.correctness_types.update(facts.get("output_types", []))
+            seconds = time.perf_counter() - start
+            changed = _changed_inputs(list(inputs), before)
+            del inputs, before
+            # The snapshot and the changed inputs are copied into a fresh memfd, sealed before the
+            # reference sees it (device tensors into fresh device buffers, which the reference copies
+            # before this returns); only the inputs the call changed (the reference has the others).
+            self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts})
+        finally:
+            if backend is not None:
+                backend.discard_staged()
         return {"seconds": seconds}
 
     def _pristine(self, name: str, inputs: list) -> list:
@@ -173,9 +181,11 @@ class CandidateSession:
             block.untimed_ns += time.perf_counter_ns() - releasing
         return {"times_ms": times, "events": events, "tampered": self.watch.tampered(), **block.facts()}
 
-    def _fetch(self, name: str):
-        """An input set: on the host a private copy-on-write view of the reference's sealed memfd."""
-        return tensors.to_device(self.peer.get(name), self.device)
+    def _fetch(self, name: str, in_place: bool = False):
+        """An input set: on the host a private copy-on-write view of the reference's sealed memfd; on
+        the device path a private copy of its buffers, or with ``in_place`` the buffers themselves
+        (a set served once, which its sender never reads again: one trial-sized copy fewer)."""
+        return tensors.to_device(self.peer.get(name, in_place=in_place), self.device)
 
     def handlers(self):
         return {"load_candidate": self.load_candidate, "run": self.run, "prepare_timing": self.prepare_timing,

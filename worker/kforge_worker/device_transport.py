@@ -9,7 +9,9 @@ is the GPU run that proves the device path (bench/results/).
 
 A backend exports a storage's bytes into a fresh buffer of its own (never memory of the exporting
 process's allocator) and imports a buffer another process sent as a private copy: the sender keeps
-its mapping and could go on writing, so nobody reads a received buffer in place.
+its mapping and could go on writing, so the trusted side never reads a received buffer in place.
+The candidate maps a correctness trial's inputs in place on the lean path (``import_view``): the
+reference serves each such set once and never reads its buffers again.
 """
 
 import os
@@ -29,8 +31,10 @@ MODES = ("host", "vmm")
 # 20261125-h100-full-size):
 # - lean (trials of LEAN_BYTES and more): the trials run in turn, a kept trial's buffers are not
 #   served between its check and timing, tensors left in reference cycles are collected and cached
-#   blocks handed back after every command, the reference draws a trial's inputs for its own call
-#   when the call runs, a lean block lets go of each input set after its last call. The busiest
+#   blocks handed back after every command, the reference draws a timing trial's inputs for its own
+#   call when the call runs, a lean block lets go of each input set after its last call. (A
+#   correctness trial holds 2 I and 4 O at most: the reference's inputs and their published set,
+#   which the candidate uses in place, and the outputs, their snapshot, export and copy.) The busiest
 #   moment is the last call of a block on fresh inputs: three published sets, the candidate's
 #   buffers and the fresh set (the seen set went after the first call), two kept outputs, the call's
 #   and its kept copy: 5 I and 4 O (worker/tests/test_device_memory.py measures the block in CI).
@@ -93,18 +97,52 @@ class VmmBackend:
 
     def __init__(self, device_index: int):
         self.device = device_index
+        self._staged = {}  # (address, bytes) of a storage: (the storage's tensor, its buffer)
 
     def handles(self, t: torch.Tensor) -> bool:
         return t.is_cuda
 
+    def stage(self, tensors) -> None:
+        """Exports the storages of ``tensors`` (None entries skipped) now, for the next ``export``
+        of the same storage to hand over: the copies are made while kforge waits anyway (a call's
+        outputs, during the deferred-output check's SETTLE_S) instead of when the set is sent. Each
+        entry keeps its storage alive, so no other storage can take its address meanwhile."""
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and self.handles(t) and t.numel():
+                s = t.untyped_storage()
+                raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(s, 0, (s.nbytes(),))
+                key = (raw.data_ptr(), raw.numel())
+                if key not in self._staged:
+                    self._staged[key] = (raw, self._copy(raw))
+
+    def discard_staged(self) -> None:
+        """Releases what was staged and not sent."""
+        staged, self._staged = self._staged, {}
+        for _, buf in staged.values():
+            buf.close()
+
     def export(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
-        """A fresh buffer holding ``raw`` (uint8, contiguous); its ``fd`` is sent, its ``close()``
-        releases it. The copy is finished before this returns."""
+        """A fresh buffer holding ``raw`` (uint8, contiguous; the one ``stage`` made for its
+        storage, if any); its ``fd`` is sent, its ``close()`` releases it. The copy is finished
+        before this returns."""
+        staged = self._staged.pop((raw.data_ptr(), raw.numel()), None)
+        return staged[1] if staged is not None else self._copy(raw)
+
+    def _copy(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
         buf = device_buffers.allocate(raw.numel(), self.device)
         if raw.numel():
             buf.bytes()[: raw.numel()].copy_(raw)
         torch.cuda.synchronize(self.device)
         return buf
+
+    def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
+        """``nbytes`` of the buffer behind ``fd`` mapped in place, readable and writable; the view
+        keeps the mapping while it lives. Only for a buffer its sender never reads again (a trial's
+        inputs the reference serves once): the sender could still write to it."""
+        if nbytes == 0:
+            check_descriptor(fd)
+            return torch.empty(0, dtype=torch.uint8, device=f"cuda:{self.device}")
+        return device_buffers.import_buffer(fd, nbytes, self.device).bytes()[:nbytes]
 
     def import_copy(self, fd: int, nbytes: int) -> torch.Tensor:
         """A private uint8 copy of ``nbytes`` of the buffer behind ``fd`` (which stays the caller's).

@@ -31,6 +31,8 @@ _CALIBRATIONS: dict = {}
 
 
 class Guard:
+    LAST_AUDITED_TRIAL = 4  # the float64 audit's second trial is one of 1..LAST_AUDITED_TRIAL
+
     def __init__(self):
         self.allowed = set()
         self.reference_ops = set()
@@ -41,7 +43,7 @@ class Guard:
         self.policy = "strict"
         self.precision_audit = True
         # Main trials audited against float64: the first and one later one, never revealed.
-        self.audited_trials = {0, random.SystemRandom().randint(1, 4)}
+        self.audited_trials = {0, random.SystemRandom().randint(1, self.LAST_AUDITED_TRIAL)}
         self._model64 = None  # (the reference model, its float64 copy)
 
     # -- commands -------------------------------------------------------------------------------

@@ -91,6 +91,7 @@ class ReferenceSession:
             "transport": self.exchange.path,
             "device_transport": self.exchange.mode,
             "lean_timing": self.lean,
+            "pipelined_from": self._pipelined_from(),
             "init_inputs": f"init_{tag}",
             "state": f"state_{tag}",
             "globals": _size_globals(self.module),
@@ -105,6 +106,22 @@ class ReferenceSession:
         """Whether trials are lean (self.lean): on the device path, or on the host path on a GPU."""
         return ((self.on_device or self.device.startswith("cuda"))
                 and device_transport.lean(self._memory_figures() or {}))
+
+    def _pipelined_from(self) -> int:
+        """The first trial kforge may overlap with its neighbours (the candidate runs trial t+1
+        while this process checks trial t and draws trial t+2), or -1 for none. Small trials overlap
+        from the first. Lean trials on the device path run alone through the last trial the float64
+        audit may pick (Guard.LAST_AUDITED_TRIAL: the audit needs the device to itself, and a switch
+        at a fixed trial tells the candidate nothing about which one it was), then overlap where
+        their outputs are no larger than their inputs: two trials at once then hold 4 I + 4 O and
+        3 I + 6 O at most, within the 5 I + 4 O the device path is admitted with (device_transport).
+        The lean host path runs every trial alone."""
+        if not self.lean:
+            return 0
+        figures = self._memory_figures() or {}
+        if self.on_device and 0 < int(figures.get("output_bytes", 0)) <= int(figures.get("input_bytes", 0)):
+            return Guard.LAST_AUDITED_TRIAL + 1
+        return -1
 
     def _memory_figures(self):
         """memory_estimate.trace's figures for the loaded problem (traced once per process), or None
@@ -149,8 +166,12 @@ class ReferenceSession:
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
-        if not (self.on_device and self.lean and self.redraw and trial > 0):  # its call draws them again
-            record["inputs"] = inputs  # what the reference's own call runs on (and may change)
+        # What the reference's own call runs on (and may change). A timing trial's on the lean device
+        # path are drawn again when its call runs: kept, they would sit beside a timing block's sets.
+        # A correctness trial's stay: the candidate uses its set's buffers in place, so they take the
+        # device memory the candidate's own copy took before, and its call need not draw them again.
+        if not (self.on_device and self.lean and self.redraw and trial >= 1000):
+            record["inputs"] = inputs
         del inputs
         self.trials.add(trial, record)
         if self.on_device and trial > 0:
@@ -214,6 +235,11 @@ class ReferenceSession:
 
     def check(self, req: dict) -> dict:
         number = int(req["trial"])
+        if self.lean and self.on_device and not req.get("timing") and number in self.trials.records:
+            # The candidate's call is over: its set is not served again (a trial kept for timing is
+            # published afresh by prepare_timing), and its buffers leave the device before this
+            # check's own tensors arrive there.
+            self.exchange.unpublish(self.trials.records[number]["name"])
         try:
             return self._check(number, self._reference_call(number), req)
         finally:
@@ -221,10 +247,6 @@ class ReferenceSession:
                 self.trials.note_checked(number)
             else:
                 self.trials.finish(number)
-                if self.lean and self.on_device and number not in self.trials.dropped:
-                    # A trial kept for timing stops being served until timing: its buffers would sit on
-                    # the device through every later trial (prepare_timing publishes it again).
-                    self.exchange.unpublish(self.trials.records[number]["name"])
 
     def _check(self, number: int, trial: dict, req: dict) -> dict:
         got = self.exchange.take(req["candidate_outputs"])

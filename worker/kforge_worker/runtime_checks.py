@@ -110,7 +110,7 @@ def _protected_objects() -> dict:
         (tensors, ["detach_clone", "to_device", "describe"]),
         (transport, ["pack", "pack_set", "unpack", "unpack_set", "check_sealed", "connect"]),
         (transport.Peer, ["get", "put", "_ask"]),
-        (device_transport.VmmBackend, ["export", "import_copy"]),
+        (device_transport.VmmBackend, ["export", "import_copy", "import_view", "stage", "discard_staged", "_copy"]),
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
@@ -290,9 +290,11 @@ class Watch:
     def tampered(self) -> List[str]:
         return self._tampered()
 
-    def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False):
+    def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False, meanwhile=None):
         """Calls the model once under watch; returns (outputs, facts, the outputs' snapshot). The
-        snapshot is on the host, or with ``snapshots_on_device`` where each output lies."""
+        snapshot is on the host, or with ``snapshots_on_device`` where each output lies.
+        ``meanwhile(snapshots)``, kforge's own work, runs while work the call left running gets its
+        time to show up (SETTLE_S), outside the watched window."""
         threads_before = {t.ident for t in threading.enumerate()}
         children_before = _children()
         ops: set = set()
@@ -310,11 +312,19 @@ class Watch:
             # current stream never waited for shows up as unfinished outputs (and as outputs that change
             # afterwards). Any bookkeeping before it would give such work time to finish.
             snapshots = take_snapshots(outputs, snapshots_on_device)
+            settled = time.monotonic() + SETTLE_S
         finally:
             events = self._end()
+        if meanwhile is not None:
+            meanwhile(snapshots)
         facts = forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
-                              self._tampered())
+                              self._tampered(), settled)
         return outputs, facts, rebuild(outputs, iter(snapshots))
+
+
+# How long after the snapshot the outputs are looked at again: work the call left running (a side
+# stream, a host thread) has this long to show up as outputs that changed.
+SETTLE_S = 0.02
 
 
 def take_snapshots(outputs, on_device: bool = False) -> list:
@@ -330,7 +340,7 @@ def take_snapshots(outputs, on_device: bool = False) -> list:
 
 
 def forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
-                  tampered) -> dict:
+                  tampered, settled: float) -> dict:
     leaves = _leaves(outputs)
     plain = [type(t) is torch.Tensor or type(t) is torch.nn.Parameter for t in leaves]
     types = [type(t).__module__ + "." + type(t).__qualname__ for t in leaves]
@@ -349,7 +359,7 @@ def forward_facts(outputs, snapshots, inputs, events, threads_before, children_b
         except Exception:
             aliases.append(False)
     # Work left running after the call returned shows up as outputs that keep changing.
-    time.sleep(0.02)
+    time.sleep(max(0.0, settled - time.monotonic()))
     if torch.cuda.is_initialized():
         torch.cuda.synchronize()  # now every stream's work is done: the final state of the outputs
     deferred = False

@@ -81,12 +81,21 @@ def set_precision(policy: str) -> None:
 
 RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused between commands
 MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to the worker's log
+# Correctness trials allocate the same trial-sized blocks command after command. Handing them back
+# and taking them again cost 12-14 ms per command at 6 GiB on an H200 (the candidate's run, the
+# reference's check; bench/results/20261127-h200-trials), so between these commands a worker keeps
+# its cached blocks while at least this share of the device stays free: room for the other
+# process's trial (2 I + 4 O for both at once) and for the float64 audit, which the reference
+# moves to the host when the device lacks room for it.
+TRIAL_COMMANDS = ("make_trial", "run", "check")
+KEEP_CACHED_WHILE_FREE = 0.5
 
 
-def release_cached_memory() -> None:
+def release_cached_memory(keep_if_room: bool = False) -> None:
     """Frees what only reference cycles still hold, then hands the caching allocator's unused blocks
     back to the driver, once the process holds more than 1 GiB of device memory (on the CPU, of host
-    memory). Tensors caught in a cycle (a failed call's frames, a candidate's closures) wait for the
+    memory); with ``keep_if_room``, not while KEEP_CACHED_WHILE_FREE of the device is free. Tensors
+    caught in a cycle (a failed call's frames, a candidate's closures) wait for the
     cyclic collector, which counts objects, not bytes: at KernelBench's own sizes each of them is a
     trial-sized set the other process cannot use (on the CPU target at 1 GB, the two workers grew by a
     trial's worth of such tensors per trial until the kernel's out-of-memory killer ended one)."""
@@ -98,6 +107,10 @@ def release_cached_memory() -> None:
         return
     gc.collect()
     if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_CACHED_ABOVE:
+        if keep_if_room:
+            free, total = torch.cuda.mem_get_info()
+            if free >= KEEP_CACHED_WHILE_FREE * total:
+                return
         torch.cuda.empty_cache()
 
 
@@ -126,7 +139,7 @@ def after_command(cmd: str, seconds: float) -> None:
         # reference cycles takes a millisecond rather than 50.
         gc.collect()
         gc.freeze()
-    release_cached_memory()
+    release_cached_memory(keep_if_room=cmd in TRIAL_COMMANDS)
     if not torch.cuda.is_initialized():
         return
     if os.environ.get(MEMORY_LOG):

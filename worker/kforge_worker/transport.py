@@ -13,7 +13,9 @@ With a device backend (device_transport.py, off by default) a storage on the dev
 through the memfd: its bytes are copied into a device buffer of their own, whose descriptor travels
 next to the memfd, and the description names the buffer instead of an offset. A reader always
 imports such a buffer as a private copy, so what the writer does with its buffer afterwards changes
-nothing the reader sees; the reference copies what a candidate puts the moment it arrives.
+nothing the reader sees; the reference copies what a candidate puts the moment it arrives. The one
+exception goes the other way: the candidate may map a trial's inputs in place where the reference
+serves them once and never reads them again (candidate.py).
 
 The reference publishes sets under names; the candidate fetches them and puts its outputs back under
 names kforge gives it, over a SOCK_SEQPACKET socket the reference listens on in the evaluation's
@@ -159,10 +161,11 @@ def unpack(fd: int):
     return unpack_set(fd, [], None)
 
 
-def unpack_set(fd: int, buffer_fds, backend):
+def unpack_set(fd: int, buffer_fds, backend, in_place: bool = False):
     """Like unpack, for a set that may name device buffers: ``buffer_fds`` in the order the
-    description numbers them, each imported through ``backend`` as a private copy. A description
-    that names other buffers than those sent, or more bytes than a buffer holds, raises TransportError."""
+    description numbers them, each imported through ``backend`` as a private copy, or with
+    ``in_place`` mapped where it is. A description that names other buffers than those sent, or more
+    bytes than a buffer holds, raises TransportError."""
     check_sealed(fd)
     size = os.fstat(fd).st_size
     magic, meta_len = _HEADER.unpack(os.pread(fd, _HEADER.size, 0)) if size >= _HEADER.size else (b"", 0)
@@ -179,8 +182,8 @@ def unpack_set(fd: int, buffer_fds, backend):
             raise TransportError("the set holds device buffers, and this exchange passes host memory only")
         mapping = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         populate(mapping)
-        bases = [_device_storage(backend, buffer_fds, p) if "buffer" in p else _storage(mapping, data_start, size, p)
-                 for p in places]
+        bases = [_device_storage(backend, buffer_fds, p, in_place) if "buffer" in p
+                 else _storage(mapping, data_start, size, p) for p in places]
         tensors = [_tensor(bases, t) for t in meta["tensors"]]
         return _rebuild(meta["tree"], tensors, 0)
     except TransportError:
@@ -257,10 +260,11 @@ def _storage(mapping, data_start: int, size: int, place: dict) -> torch.Tensor:
     return torch.frombuffer(mapping, dtype=torch.uint8, count=nbytes, offset=data_start + offset)
 
 
-def _device_storage(backend, buffer_fds, place: dict) -> torch.Tensor:
-    """A private copy of one device buffer's first ``nbytes`` (the backend refuses foreign descriptors
-    and buffers smaller than that)."""
-    return backend.import_copy(buffer_fds[_int(place["buffer"])], _int(place["nbytes"]))
+def _device_storage(backend, buffer_fds, place: dict, in_place: bool) -> torch.Tensor:
+    """One device buffer's first ``nbytes``: a private copy, or with ``in_place`` the buffer mapped
+    (the backend refuses foreign descriptors and buffers smaller than that)."""
+    fd, nbytes = buffer_fds[_int(place["buffer"])], _int(place["nbytes"])
+    return backend.import_view(fd, nbytes) if in_place else backend.import_copy(fd, nbytes)
 
 
 def _tensor(bases, t: dict) -> torch.Tensor:
@@ -494,12 +498,14 @@ class Peer:
         self.device_transport = reply.get("device_transport", "host") if reply.get("ok") else "host"
         self.backend = backend_for(self.device_transport) if backend_for and self.device_transport != "host" else None
 
-    def get(self, name: str):
+    def get(self, name: str, in_place: bool = False):
+        """The set published as ``name``; with ``in_place`` its device buffers are used where they
+        are instead of copied (for a set nobody else reads again)."""
         reply, fds = self._ask({"op": "get", "name": name}, [])
         try:
             if not reply.get("ok") or not fds:
                 raise TransportError(f"cannot fetch {name}: {reply.get('error', 'no descriptor')}")
-            return unpack_set(fds[0], fds[1:], self.backend)
+            return unpack_set(fds[0], fds[1:], self.backend, in_place)
         finally:
             _close_all(fds)
 

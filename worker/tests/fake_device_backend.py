@@ -7,6 +7,7 @@ an import is a private copy. What it cannot show (the driver refusing a foreign 
 between two CUDA contexts) is what bench/device_transport_check.sh runs on a GPU.
 """
 
+import mmap
 import os
 import stat
 
@@ -33,21 +34,52 @@ class FakeBackend:
     def __init__(self):
         self.exported = []
         self.imports = 0
+        self.views = 0
+        self.staged = {}  # storage address: (tensor, buffer), as VmmBackend.stage keeps them
 
     def handles(self, t: torch.Tensor) -> bool:
         return True
 
     def export(self, raw: torch.Tensor) -> FakeBuffer:
+        staged = self.staged.pop((raw.data_ptr(), raw.numel()), None)
+        if staged is not None:
+            return staged[1]
         buf = FakeBuffer(raw)
         self.exported.append(buf)
         return buf
 
+    def stage(self, tensors) -> None:
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and t.numel():
+                s = t.untyped_storage()
+                raw = torch.empty(0, dtype=torch.uint8).set_(s, 0, (s.nbytes(),))
+                buf = FakeBuffer(raw)
+                self.exported.append(buf)
+                self.staged[(raw.data_ptr(), raw.numel())] = (raw, buf)
+
+    def discard_staged(self) -> None:
+        for _, buf in self.staged.values():
+            buf.close()
+        self.staged = {}
+
+    def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
+        """The buffer itself, shared with its exporter (a VMM mapping in place)."""
+        self._check(fd, nbytes)
+        self.views += 1
+        if not nbytes:
+            return torch.empty(0, dtype=torch.uint8)
+        return torch.frombuffer(mmap.mmap(fd, nbytes), dtype=torch.uint8, count=nbytes)
+
     def import_copy(self, fd: int, nbytes: int) -> torch.Tensor:
+        self._check(fd, nbytes)
+        self.imports += 1
+        data = os.pread(fd, nbytes, 0) if nbytes else b""
+        return torch.frombuffer(bytearray(data), dtype=torch.uint8) if nbytes else torch.empty(0, dtype=torch.uint8)
+
+    @staticmethod
+    def _check(fd: int, nbytes: int) -> None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # the real backend refuses FIFOs, files, folders and sockets
             raise RuntimeError("the descriptor received is not an exported buffer")
         if nbytes > st.st_size:
             raise RuntimeError(f"{nbytes} bytes asked of a buffer of {st.st_size}")
-        self.imports += 1
-        data = os.pread(fd, nbytes, 0) if nbytes else b""
-        return torch.frombuffer(bytearray(data), dtype=torch.uint8) if nbytes else torch.empty(0, dtype=torch.uint8)

@@ -90,6 +90,38 @@ def test_a_reader_holds_a_private_copy_the_writer_can_no_longer_change():
         buffers[0].close()
 
 
+def test_a_set_read_in_place_is_the_writers_buffer_and_copies_nothing():
+    backend = FakeBackend()
+    fd, buffers = transport.pack_set([torch.ones(16)], backend)
+    try:
+        got = transport.unpack_set(fd, [buffers[0].fd], backend, in_place=True)
+        assert (backend.views, backend.imports) == (1, 0)
+        got[0].mul_(3)  # a call that works on its inputs in place writes the buffer it was served
+        assert torch.equal(torch.frombuffer(bytearray(os.pread(buffers[0].fd, 64, 0)), dtype=torch.float32),
+                           torch.full((16,), 3.0))
+    finally:
+        os.close(fd)
+        buffers[0].close()
+
+
+def test_a_staged_storage_is_sent_as_it_was_when_staged_in_the_buffer_made_then():
+    backend = FakeBackend()
+    out = torch.arange(8, dtype=torch.float32)
+    backend.stage([None, out])
+    out.add_(100)  # kforge stages snapshots, which nothing changes; the copy is what was staged
+    fd, buffers = transport.pack_set({"outputs": out}, backend)
+    try:
+        assert len(backend.exported) == 1 and buffers[0] is backend.exported[0] and backend.staged == {}
+        got = transport.unpack_set(fd, [buffers[0].fd], backend)
+    finally:
+        os.close(fd)
+        buffers[0].close()
+    assert torch.equal(got["outputs"], torch.arange(8, dtype=torch.float32))
+    backend.stage([torch.ones(4)])
+    backend.discard_staged()  # staged but never sent: released
+    assert backend.staged == {} and backend.exported[-1].closed
+
+
 def test_more_device_storages_than_a_message_carries_go_through_the_memfd():
     backend = FakeBackend()
     sent = [torch.full((2,), float(i)) for i in range(transport.MAX_BUFFERS + 3)]
@@ -225,9 +257,14 @@ import sys, torch
 from kforge_worker import device_transport, transport
 peer = transport.connect(sys.argv[1], lambda mode: device_transport.backend(mode, "cuda:0"))
 assert peer.device_transport == "vmm", peer.device_transport
-x, y = peer.get("inputs_main_0")
+x, y = peer.get("inputs_main_0", in_place=True)  # the reference's buffers, mapped where they are
 assert x.is_cuda and y.is_cuda
-peer.put("out_0", {"outputs": torch.relu(x) + y[:, :1], "host": torch.ones(2)})
+out = torch.relu(x) + y[:, :1]
+x.zero_()  # a call that works on its inputs in place: only the buffer it was served changes
+peer.backend.stage([out])
+assert len(peer.backend._staged) == 1
+peer.put("out_0", {"outputs": out, "host": torch.ones(2)})
+assert not peer.backend._staged  # the staged buffer is the one sent
 """
 
 
@@ -248,5 +285,6 @@ def test_device_sets_cross_to_another_process_and_back_on_a_gpu(tmp_path):
         got = exchange.take("out_0")
         assert got["outputs"].is_cuda and not got["host"].is_cuda
         assert torch.equal(got["outputs"], torch.relu(x) + y[:, :1])
+        assert x.abs().sum() > 0  # the reference's own tensor, not the buffer the peer zeroed
     finally:
         exchange.close()

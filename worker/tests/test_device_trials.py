@@ -78,6 +78,7 @@ SCENARIO = textwrap.dedent("""
     loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
     out["mode"] = loaded["device_transport"]
     out["lean"] = loaded["lean_timing"]
+    out["pipelined_from"] = loaded["pipelined_from"]
 
     def start(path):
         cand = candidate.CandidateSession()
@@ -90,8 +91,11 @@ SCENARIO = textwrap.dedent("""
     checks, resident = [], []
     made = ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
     out["first_reply"] = sorted(made)
+    in_place = loaded["lean_timing"]  # kforge's run request: lean trials are served once each
+    draws, draw = [], ref.draw_inputs
+    ref.draw_inputs = lambda seed: draws.append(seed) or draw(seed)
     for t in range(6):  # kforge's pipelined order: trial t+1 is drawn before trial t is checked
-        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"out_{t}"})
+        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"out_{t}", "in_place": in_place})
         if t == 4 and device == "cpu":  # a candidate writing the buffers it was handed: nothing the reference reads
             for buf in ref.exchange._published["inputs_main_4"].buffers:
                 os.pwrite(buf.fd, b"\\xff" * 256, 0)
@@ -100,6 +104,8 @@ SCENARIO = textwrap.dedent("""
         # The trials whose outputs are there (on a GPU: on the device).
         resident.append([n for n, r in ref.trials.records.items() if "outputs" in r])
     out["checks"] = [[c["match"], "input_mutation" in c, "precision" in c] for c in checks]
+    out["draws"] = len(draws)
+    out["views"] = backend.views if device == "cpu" else None
     out["resident"] = resident
     out["resident_after_checks"] = ref.trials.resident
     out["kept"] = sorted(n for n in ref.trials.checked if n not in ref.trials.dropped)
@@ -148,7 +154,7 @@ SCENARIO = textwrap.dedent("""
     loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
     bad = start(mutates)
     ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
-    bad.run({"inputs": "inputs_main_0", "outputs": "m_0"})
+    bad.run({"inputs": "inputs_main_0", "outputs": "m_0", "in_place": in_place})
     out["mutation"] = "input_mutation" in ref.check({"trial": 0, "candidate_outputs": "m_0"})
 
     ref.reset({})
@@ -167,11 +173,19 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
                                                     "same_tensors": SAME_TENSORS}, device, lean)
     assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
     assert out["lean"] is (lean == "lean")
+    # Lean trials overlap only after those the float64 audit may pick (outputs no larger than inputs).
+    assert out["pipelined_from"] == (5 if lean == "lean" else 0)
     kept = [0, 1] if lean == "lean" else [0, 1, 2]
     assert {"outputs", "output_bytes", "seconds"} <= set(out["first_reply"])
     # Every trial matches, no input mutation; the first is audited against float64.
     assert all(match and not mutation for match, mutation, _ in out["checks"]), out["checks"]
     assert out["checks"][0][2]
+    # Trials 1-6 are drawn once each, and trial 0 and one of trials 1-4 again for their float64
+    # audits: a correctness trial's call runs on the inputs kept since they were drawn. Lean trials
+    # reach the candidate in place: two input tensors a trial, no copy.
+    assert out["draws"] == 6 + 2
+    if device == "cpu":
+        assert out["views"] == (12 if lean == "lean" else 0)
     # The trials timing swaps in are kept, later ones released with their inputs. Kept trials' outputs
     # left the device with them (computed again when a timed repetition is checked: out["timed"]).
     assert out["kept"] == kept and out["resident_after_checks"] is None
