@@ -6,10 +6,12 @@
 # STEP: build       builds every candidate's extension in parallel (torch's load_inline, MAX_JOBS=2
 #                   each) and records each build's seconds and its ninja steps
 #       floor       bench/realsize_floor.py per problem: per-trial floor, eager/candidate CUDA-event times
+#                   (imports the candidates as built by `build`: run that first)
 #       kernelbench bench/kernelbench_harness.py per problem: KernelBench's verdict and speedup
 #       prebuild    kforge eval --compile-only of every candidate at once: fills kforge's build cache
 #                   (the same key as a GPU evaluation), so the kforge steps measure evaluations
-#       kforge      kforge eval per problem at its defaults (--json), then 19_ReLU at batch 512 twice
+#       kforge      kforge eval per problem at its defaults (--json; the workers' memory log and timeline:
+#                   bench/memlog.py), then 19_ReLU at batch 512 twice
 #                   (the second with its build cached). EVAL_TIMEOUT (default 540 s) caps each
 #       bench       one kforge bench of every problem at default concurrency (BENCH_JOBS: --jobs)
 #       report      bench/realsize_report.py: the table, from the steps' JSON lines
@@ -83,6 +85,7 @@ case "$step" in
         --target cuda --python "$PYTHON" --json "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.log" 2>&1
       echo "{\"problem\": \"$p\", \"exit\": $?, \"command_ms\": $(( ($(date +%s%N) - start) / 1000000 ))}" >>"$RESULTS/kforge.jsonl"
       "$PYTHON" "$ROOT/bench/memlog.py" "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.memlog"
+      "$PYTHON" "$ROOT/bench/memlog.py" "$RESULTS/kforge-$name.json" --timeline >"$RESULTS/kforge-$name.timeline"
     done
     if [ -z "$filter" ] || [[ 19_ReLU == *$filter* ]]; then
       for run in first cached; do
