@@ -64,16 +64,16 @@ class CandidateSession:
 
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"], in_place=bool(req.get("in_place")))
-        on_device = self.peer.backend is not None
+        backend = self.peer.backend  # None on the host path
         before = self._pristine(req["inputs"], inputs)
         start = time.perf_counter()
-        backend = self.peer.backend
         try:
             # Outputs are snapshotted the moment forward returns; facts about the call go to the
             # reference. The snapshot's device buffers are made while the check waits for work the
             # call may have left running.
+            on_device = backend is not None
             facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device,
-                                                 meanwhile=backend.stage if backend is not None else None)[1:]
+                                                 meanwhile=backend.stage if on_device else None)[1:]
             self.correctness_types.update(facts.get("output_types", []))
             seconds = time.perf_counter() - start
             changed = _changed_inputs(list(inputs), before)

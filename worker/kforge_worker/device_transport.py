@@ -19,7 +19,7 @@ import stat
 
 import torch
 
-from kforge_worker import device_buffers
+from kforge_worker import device_buffers, transport
 from kforge_worker.errors import EnvironmentProblem
 
 ENV = "KFORGE_DEVICE_TRANSPORT"
@@ -90,17 +90,13 @@ def select(device: str, environ=os.environ, supported=None, fits=lambda: True) -
     return "vmm" if (supported or device_buffers.supported)(index) and fits() else "host"
 
 
-class VmmBackend:
-    """CUDA tensors as VMM buffers on the current CUDA device."""
+class StagedExports:
+    """What an exporting backend shares with any other: exports made ahead of the set they go in
+    (``stage``), handed over by ``export``. A backend says which tensors it ``handles`` and makes
+    a fresh buffer holding a storage's bytes with ``_copy``."""
 
-    name = "vmm"
-
-    def __init__(self, device_index: int):
-        self.device = device_index
-        self._staged = {}  # (address, bytes) of a storage: (the storage's tensor, its buffer)
-
-    def handles(self, t: torch.Tensor) -> bool:
-        return t.is_cuda
+    def __init__(self):
+        self._staged = {}  # (address, bytes) of a storage: (the storage's bytes, their buffer)
 
     def stage(self, tensors) -> None:
         """Exports the storages of ``tensors`` (None entries skipped) now, for the next ``export``
@@ -109,8 +105,7 @@ class VmmBackend:
         entry keeps its storage alive, so no other storage can take its address meanwhile."""
         for t in tensors:
             if isinstance(t, torch.Tensor) and self.handles(t) and t.numel():
-                s = t.untyped_storage()
-                raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(s, 0, (s.nbytes(),))
+                raw = transport.raw_bytes(t.untyped_storage())
                 key = (raw.data_ptr(), raw.numel())
                 if key not in self._staged:
                     self._staged[key] = (raw, self._copy(raw))
@@ -121,12 +116,25 @@ class VmmBackend:
         for _, buf in staged.values():
             buf.close()
 
-    def export(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
+    def export(self, raw: torch.Tensor):
         """A fresh buffer holding ``raw`` (uint8, contiguous; the one ``stage`` made for its
         storage, if any); its ``fd`` is sent, its ``close()`` releases it. The copy is finished
         before this returns."""
         staged = self._staged.pop((raw.data_ptr(), raw.numel()), None)
         return staged[1] if staged is not None else self._copy(raw)
+
+
+class VmmBackend(StagedExports):
+    """CUDA tensors as VMM buffers on the current CUDA device."""
+
+    name = "vmm"
+
+    def __init__(self, device_index: int):
+        super().__init__()
+        self.device = device_index
+
+    def handles(self, t: torch.Tensor) -> bool:
+        return t.is_cuda
 
     def _copy(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
         buf = device_buffers.allocate(raw.numel(), self.device)
@@ -140,16 +148,19 @@ class VmmBackend:
         keeps the mapping while it lives. Only for a buffer its sender never reads again (a trial's
         inputs the reference serves once): the sender could still write to it."""
         if nbytes == 0:
-            check_descriptor(fd)
-            return torch.empty(0, dtype=torch.uint8, device=f"cuda:{self.device}")
+            return self._nothing(fd)
         return device_buffers.import_buffer(fd, nbytes, self.device).bytes()[:nbytes]
+
+    def _nothing(self, fd: int) -> torch.Tensor:
+        """An empty storage, from a descriptor that is still checked for what it is."""
+        check_descriptor(fd)
+        return torch.empty(0, dtype=torch.uint8, device=f"cuda:{self.device}")
 
     def import_copy(self, fd: int, nbytes: int) -> torch.Tensor:
         """A private uint8 copy of ``nbytes`` of the buffer behind ``fd`` (which stays the caller's).
         A descriptor that is not an exported allocation, or one smaller than ``nbytes``, is refused."""
         if nbytes == 0:
-            check_descriptor(fd)
-            return torch.empty(0, dtype=torch.uint8, device=f"cuda:{self.device}")
+            return self._nothing(fd)
         buf = device_buffers.import_buffer(fd, nbytes, self.device)
         try:
             copy = buf.bytes()[:nbytes].clone()

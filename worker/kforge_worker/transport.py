@@ -134,13 +134,13 @@ def pack_set(obj, backend):
     fd = os.memfd_create("kforge-tensors", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         for i, _ in buffers:
-            raw = _raw_bytes(storages[i])
+            raw = raw_bytes(storages[i])
             exported.append(backend.export(raw))
         os.ftruncate(fd, data_start + end)
         _pwrite_all(fd, _HEADER.pack(_MAGIC, len(meta)) + meta, 0)
         for i, (s, place) in enumerate(zip(storages, places)):
             if i not in on_buffer and place["nbytes"]:
-                _write_storage(fd, _raw_bytes(s), data_start + place["offset"])
+                _write_storage(fd, raw_bytes(s), data_start + place["offset"])
         _seal(fd)
     except BaseException:
         os.close(fd)
@@ -150,7 +150,7 @@ def pack_set(obj, backend):
     return fd, exported
 
 
-def _raw_bytes(s) -> torch.Tensor:
+def raw_bytes(s) -> torch.Tensor:
     """A storage as a uint8 tensor on its own device (no copy)."""
     return torch.empty(0, dtype=torch.uint8, device=s.device).set_(s, 0, (s.nbytes(),))
 

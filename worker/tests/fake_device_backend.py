@@ -13,6 +13,8 @@ import stat
 
 import torch
 
+from kforge_worker.device_transport import StagedExports
+
 
 class FakeBuffer:
     def __init__(self, raw: torch.Tensor):
@@ -28,39 +30,26 @@ class FakeBuffer:
             self.closed = True
 
 
-class FakeBackend:
+class FakeBackend(StagedExports):
     name = "vmm"
 
     def __init__(self):
+        super().__init__()
         self.exported = []
         self.imports = 0
         self.views = 0
-        self.staged = {}  # storage address: (tensor, buffer), as VmmBackend.stage keeps them
+
+    @property
+    def staged(self) -> dict:
+        return self._staged
 
     def handles(self, t: torch.Tensor) -> bool:
         return True
 
-    def export(self, raw: torch.Tensor) -> FakeBuffer:
-        staged = self.staged.pop((raw.data_ptr(), raw.numel()), None)
-        if staged is not None:
-            return staged[1]
+    def _copy(self, raw: torch.Tensor) -> FakeBuffer:
         buf = FakeBuffer(raw)
         self.exported.append(buf)
         return buf
-
-    def stage(self, tensors) -> None:
-        for t in tensors:
-            if isinstance(t, torch.Tensor) and t.numel():
-                s = t.untyped_storage()
-                raw = torch.empty(0, dtype=torch.uint8).set_(s, 0, (s.nbytes(),))
-                buf = FakeBuffer(raw)
-                self.exported.append(buf)
-                self.staged[(raw.data_ptr(), raw.numel())] = (raw, buf)
-
-    def discard_staged(self) -> None:
-        for _, buf in self.staged.values():
-            buf.close()
-        self.staged = {}
 
     def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
         """The buffer itself, shared with its exporter (a VMM mapping in place)."""
