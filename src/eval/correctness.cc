@@ -27,12 +27,15 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
                 std::optional<PendingRequest> first_draw) {
   auto outputs_name = [&](int t) { return run.output_name(fmt::format("outputs_{}_{}", tag, t)); };
   // Trials of lean timing are served once each (timing serves its sets again in fresh buffers), so
-  // the candidate may use a trial's device buffers in place rather than copy them first.
+  // the candidate may use a trial's device buffers in place rather than copy them first. The first
+  // trial gives work a call left running on a host thread time to show up as a deferred output; on
+  // the others such work makes the snapshot checked at the return wrong, and the trial incorrect.
   auto run_trial = [&](int t, const WorkerReply& made) {
     return run.cand->send("run",
                           {{"inputs", TrialInputs::decode(made.body).inputs},
                            {"outputs", outputs_name(t)},
-                           {"in_place", run.lean_timing}},
+                           {"in_place", run.lean_timing},
+                           {"settle", t == 0}},
                           Seconds(run.opt.timeout_s));
   };
   if (trials <= 0) return true;

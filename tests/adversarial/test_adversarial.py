@@ -12,7 +12,8 @@ from adversarial_support import CHEAT_SIZES, HERE, problem
 
 QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
 
-# candidate -> (problem, expected status, check that must have failed; "mismatch" means error.kind)
+# candidate -> (problem, expected status, check that must have failed (or one of several); "mismatch"
+# means error.kind)
 CHEATS = {
     "delegate_op_plain": ("softmax", "rejected", "static.torch_delegation"),
     "delegate_op_hidden": ("softmax", "rejected", "torch_delegation"),
@@ -27,7 +28,11 @@ CHEATS = {
     "patch_worker_plain": ("relu", "rejected", "static.monkey_patching"),
     "patch_worker_hidden": ("relu", "rejected", "monkey_patching"),
     "thread_plain": ("relu", "rejected", "static.concurrency"),
-    "thread_hidden": ("relu", "rejected", "deferred_output"),
+    # Its thread writes 5 ms after the return: seen changing the outputs within the first trial's
+    # 20 ms, or, on a loaded machine, still running when they are looked at again.
+    "thread_hidden": ("relu", "rejected", ("deferred_output", "concurrency")),
+    # Deferred only after the first trial, where nothing waits: the thread is still running.
+    "thread_late": ("relu", "rejected", "concurrency"),
     "process_plain": ("relu", "rejected", "static.concurrency"),
     "process_hidden": ("relu", "rejected", "concurrency"),
     "frames_plain": ("relu", "rejected", "static.introspection"),
@@ -103,7 +108,7 @@ def test_cheat_is_stopped(kforge, name):
         # Passing the default tolerance is what made these cheats viable: calibration tightened it.
         assert result["calibration"]["tightened"], result["calibration"]
     else:
-        assert _failed(result, check), summary
+        assert any(_failed(result, c) for c in ((check,) if isinstance(check, str) else check)), summary
     assert proc.returncode == 1
 
 

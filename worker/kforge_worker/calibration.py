@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from kforge_worker import compare, session
+from kforge_worker import compare, device_compare, session
 from kforge_worker.runtime_checks import _leaves
 
 NULLS = ["zeros", "constant", "passthrough", "other_seed", "low_precision"]
@@ -52,6 +52,15 @@ def scaled_check(expected, got) -> Optional[str]:
         if not e.is_floating_point() or e.numel() == 0:
             continue
         tol = compare.tolerance_for(e.dtype)
+        if device_compare.usable(e, g):
+            fast = device_compare.stats(e, g, tol)
+            if fast is not None and not fast.nonfinite:  # the RMS of all elements, summed in float64 where they lie
+                rms = (fast.sum_squares / e.numel()) ** 0.5
+                bad_count = device_compare.scaled_over(e, g, tol, tol * min(1.0, rms))
+                if bad_count:
+                    return _scaled_failure(i, bad_count, e.numel(), tol, rms, fast.max_abs)
+                if bad_count == 0:
+                    continue
         dev = compare._work_device(e, g)
         work = torch.float64 if e.dtype == torch.float64 else torch.float32
         e_flat, g_flat = e.detach().reshape(-1), g.detach().reshape(-1)
@@ -78,10 +87,14 @@ def scaled_check(expected, got) -> Optional[str]:
             del err, threshold
         bad_count, max_err = int(bad), float(worst)
         if bad_count:
-            return (f"output {i}: {bad_count} of {e.numel()} elements outside the magnitude-scaled tolerance "
-                    f"(rtol={tol:g}, atol={atol:.3g} = rtol x output RMS {rms:.3g}); max abs error "
-                    f"{max_err:.3e}")
+            return _scaled_failure(i, bad_count, e.numel(), tol, rms, max_err)
     return None
+
+
+def _scaled_failure(output: int, bad: int, elements: int, tol: float, rms: float, max_err: float) -> str:
+    return (f"output {output}: {bad} of {elements} elements outside the magnitude-scaled tolerance "
+            f"(rtol={tol:g}, atol={tol * min(1.0, rms):.3g} = rtol x output RMS {rms:.3g}); max abs error "
+            f"{max_err:.3e}")
 
 
 def _finite_rms(parts: Callable) -> Tuple[Optional[float], bool]:

@@ -22,10 +22,10 @@ def _open_response_channel():
 
 
 def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callable[[dict], dict]] = None,
-          after: Optional[Callable[[str, float], None]] = None) -> None:
+          after: Optional[Callable[[str, float, dict], None]] = None) -> None:
     """Reads commands until EOF or {"cmd": "exit"}; each handler returns the reply's payload.
-    ``fallback`` answers commands without a handler (else they are an error); ``after(cmd, seconds)``
-    runs once each command's work is done (``seconds`` it took), before its reply goes out."""
+    ``fallback`` answers commands without a handler (else they are an error); ``after(cmd, seconds,
+    request)`` runs once each command's work is done (``seconds`` it took), before its reply goes out."""
     out = _open_response_channel()
     stdin = sys.stdin
     # Each command's moments on the system-wide monotonic clock, to line both workers' logs up
@@ -57,7 +57,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
         handled = time.monotonic()
         if after is not None:
             try:
-                after(cmd, time.perf_counter() - started)
+                after(cmd, time.perf_counter() - started, request)
             except Exception as exc:  # housekeeping that fails (a broken CUDA context) is the command's failure
                 reply = error_reply(exc) if reply.get("ok") else reply
         released = time.monotonic()

@@ -29,7 +29,7 @@ from kforge_worker.timing import make_timer
 # against during timing; trial 0 also serves sol, hard_bound and profiles. Fresh-input trials (1000+)
 # are checked once.
 TIMING_EXTRA_TRIALS = 2000
-FIRST_TIMING_TRIAL = 1000  # fresh-input trials (src/eval/timing_phase.cc), then the extra sets; below: correctness
+FIRST_TIMING_TRIAL = session.FIRST_TIMING_TRIAL  # fresh-input trials, then the extra sets; below: correctness
 TIMING_SETS, LEAN_TIMING_SETS = 3, 2
 
 

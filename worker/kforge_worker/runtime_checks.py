@@ -290,11 +290,13 @@ class Watch:
     def tampered(self) -> List[str]:
         return self._tampered()
 
-    def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False, meanwhile=None):
+    def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False, meanwhile=None,
+                settle_s: float = None):
         """Calls the model once under watch; returns (outputs, facts, the outputs' snapshot). The
         snapshot is on the host, or with ``snapshots_on_device`` where each output lies.
         ``meanwhile(snapshots)``, kforge's own work, runs while work the call left running gets its
-        time to show up (SETTLE_S), outside the watched window."""
+        time to show up (``settle_s``, default SETTLE_S), outside the watched window."""
+        settle_s = SETTLE_S if settle_s is None else settle_s
         threads_before = {t.ident for t in threading.enumerate()}
         children_before = _children()
         ops: set = set()
@@ -312,7 +314,7 @@ class Watch:
             # current stream never waited for shows up as unfinished outputs (and as outputs that change
             # afterwards). Any bookkeeping before it would give such work time to finish.
             snapshots = take_snapshots(outputs, snapshots_on_device)
-            settled = time.monotonic() + SETTLE_S
+            settled = time.monotonic() + settle_s
         finally:
             events = self._end()
         if meanwhile is not None:
@@ -323,7 +325,10 @@ class Watch:
 
 
 # How long after the snapshot the outputs are looked at again: work the call left running (a side
-# stream, a host thread) has this long to show up as outputs that changed.
+# stream, a host thread) has this long to show up as outputs that changed. Only a host thread needs
+# the wait (every stream's work is waited for anyway), and only to be reported as what it is: the
+# snapshot taken at the return is what gets checked, so a write that lands later fails the trial as
+# incorrect when nothing waited for it. The first trial of each size waits (src/eval/correctness.cc).
 SETTLE_S = 0.02
 
 

@@ -86,9 +86,18 @@ MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to th
 # reference's check; bench/results/20261127-h200-trials), so between these commands a worker keeps
 # its cached blocks while at least this share of the device stays free: room for the other
 # process's trial (2 I + 4 O for both at once) and for the float64 audit, which the reference
-# moves to the host when the device lacks room for it.
+# moves to the host when the device lacks room for it. Only a correctness trial's: timing holds its
+# input sets beside the trial, and a block kept beside them ran the candidate's call on fresh inputs
+# out of device memory on an H100 (36_RMSNorm_, 7.5 GB a set).
 TRIAL_COMMANDS = ("make_trial", "run", "check")
 KEEP_CACHED_WHILE_FREE = 0.5
+FIRST_TIMING_TRIAL = 1000  # trials from here on are timing's (src/eval/timing_phase.cc); below: correctness
+
+
+def correctness_trial(cmd: str, request: dict) -> bool:
+    """Whether a command is one step of a correctness trial (not of timing)."""
+    return (cmd in TRIAL_COMMANDS and not request.get("timing")
+            and int(request.get("trial", 0)) < FIRST_TIMING_TRIAL)
 
 
 def release_cached_memory(keep_if_room: bool = False) -> None:
@@ -129,7 +138,7 @@ def _resident_bytes() -> int:
 FREEZE_AFTER = ("warm", "load_problem", "load_candidate", "prepare_timing")
 
 
-def after_command(cmd: str, seconds: float) -> None:
+def after_command(cmd: str, seconds: float, request: dict = None) -> None:
     """Runs after every command, before its reply: releases device memory the command left (the
     reference and the candidate take turns on one GPU, and what one process keeps cached the other
     cannot use). With $KFORGE_MEMORY_LOG set, logs the command's time and device memory."""
@@ -139,7 +148,7 @@ def after_command(cmd: str, seconds: float) -> None:
         # reference cycles takes a millisecond rather than 50.
         gc.collect()
         gc.freeze()
-    release_cached_memory(keep_if_room=cmd in TRIAL_COMMANDS)
+    release_cached_memory(keep_if_room=correctness_trial(cmd, request or {}))
     if not torch.cuda.is_initialized():
         return
     if os.environ.get(MEMORY_LOG):

@@ -45,8 +45,8 @@ def test_after_runs_before_each_reply_and_its_failure_fails_the_command(monkeypa
     monkeypatch.setattr("sys.stdin", io.StringIO('{"cmd": "a", "id": 1}\n{"cmd": "b", "id": 2}\n{"cmd": "exit", "id": 3}\n'))
     seen = []
 
-    def after(cmd, seconds):
-        assert seconds >= 0
+    def after(cmd, seconds, request):
+        assert seconds >= 0 and request["cmd"] == cmd
         seen.append((cmd, replies.read_text().count("\n")))  # replies written so far
         if cmd == "b":
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
