@@ -11,24 +11,13 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
 from kforge_worker import calibration, compare, device_compare  # noqa: E402
-
-
-def timed(fn, reps: int) -> list:
-    out = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        a = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        out.append(1e3 * (time.perf_counter() - a))
-    return out
+from alloc_costs import timed  # noqa: E402  (this folder: each step synchronised around, in ms)
 
 
 def main() -> int:

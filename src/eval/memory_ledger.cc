@@ -171,9 +171,13 @@ MemoryTicket reserve_memory(const fs::path& path, const MemoryRequest& request,
         else if (r.ticket < me.ticket)
           ++waiting_before;
       }
-      why = fmt::format("needs {}{}; {} of {} held by {} evaluation(s){}", format_bytes(me.bytes),
-                        runs_alone(me, budget) ? " and the device alone" : "", format_bytes(held), format_bytes(budget),
-                        running, waiting_before ? fmt::format(", {} waiting before it", waiting_before) : "");
+      // An evaluation larger than the budget runs with the device to itself: "X of a smaller Y" misleads.
+      const std::string holding =
+          held > budget ? fmt::format("{} held by {} evaluation(s), more than the {} budget: one runs alone",
+                                      format_bytes(held), running, format_bytes(budget))
+                        : fmt::format("{} of {} held by {} evaluation(s)", format_bytes(held), format_bytes(budget), running);
+      why = fmt::format("needs {}{}; {}{}", format_bytes(me.bytes), runs_alone(me, budget) ? " and the device alone" : "",
+                        holding, waiting_before ? fmt::format(", {} waiting before it", waiting_before) : "");
     });
     if (started) break;
     if (!told && on_wait) on_wait(why);

@@ -104,6 +104,24 @@ TEST_F(MemoryLedgerTest, WaitsForAnotherProcessUntilItsMemoryIsReleased) {
   EXPECT_NE(why.find("needs 40.0 MiB; 60.0 MiB of 90.0 MiB held by 1 evaluation(s)"), std::string::npos) << why;
 }
 
+TEST_F(MemoryLedgerTest, AWaitBehindAnEvaluationOverTheBudgetSaysItRunsAlone) {
+  Holder big = hold_in_child(ledger(), 120, false);  // over the 90 MiB budget: admitted alone
+  std::string why;
+  std::atomic<bool> told{false};
+  std::thread t([&] {
+    MemoryTicket mine = reserve_memory(ledger(), request(40), [&](const std::string& w) {
+      why = w;
+      told = true;
+    });
+  });
+  while (!told) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  let_go(big);
+  t.join();
+  EXPECT_NE(why.find("needs 40.0 MiB; 120.0 MiB held by 1 evaluation(s), more than the 90.0 MiB budget: one runs alone"),
+            std::string::npos)
+      << why;
+}
+
 TEST_F(MemoryLedgerTest, AReservationOfAProcessThatDiedIsDropped) {
   Holder crashed = hold_in_child(ledger(), 80, true);
   let_go(crashed);  // it exits holding its reservation

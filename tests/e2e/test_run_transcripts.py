@@ -3,8 +3,8 @@ sizes reduced with --set), replayed by position (tests/e2e/transcripts/, README.
 
 In CI they replay on kforge's own equivalents of those problems (tests/e2e/problems/: the same computations,
 sizes and global names), so the run must complete and decide as the recording did: a slow correct first
-kernel, a much faster one that is kept, a slower variant that is rejected head to head, and a last round
-whose prompts show that rejected attempt. The prompts must carry the sizes as run and the history of
+kernel, a much faster one that is kept, a slower variant not kept head to head (rejected, or undecided on
+a loaded machine), and a last round whose prompts show that attempt. The prompts must carry the sizes as run and the history of
 attempts, not timings. With KERNELBENCH_DIR set (a KernelBench checkout's `KernelBench` folder), the same
 transcripts replay on the original problems, where no request may differ from the recording."""
 
@@ -59,11 +59,15 @@ def test_hand_answered_transcript_replays(kforge, transcript, problem, original,
     _, summary, made = replay(kforge, path, PROBLEMS / problem, sets)
     assert summary["status"] == "finished" and summary["usage"]["calls"] == len(entries) == len(made)
 
-    # The slow first kernel, the fast one kept over it, the slower variant rejected against it.
+    # The slow first kernel, the fast one kept over it (30x and more), the slower variant not kept. The
+    # variant is 2-3x slower, under the 5x a timing-dependent test may rely on: with the other tests
+    # loading the machine its interval can reach 1, and it is undecided instead of rejected.
     rows = {c["step"]: c for c in summary["candidates"]}
     assert summary["best"]["step"] == "r1.s0.a0", summary["verdict"]
     assert rows["r1.s0.a0"]["decision"] == "accepted" and rows["r1.s0.a0"]["vs_best"]["ci_low"] > 1
-    assert rows["r2.s0.a0"]["decision"] == "rejected" and rows["r2.s0.a0"]["vs_best"]["ci_high"] < 1
+    variant, vs_best = rows["r2.s0.a0"]["decision"], rows["r2.s0.a0"]["vs_best"]
+    assert variant in ("rejected", "undecided") and vs_best["point"] < 1, rows["r2.s0.a0"]
+    assert vs_best["ci_high"] < 1 if variant == "rejected" else vs_best["ci_low"] < 1 <= vs_best["ci_high"]
 
     # The first request: the sizes as run, in the source and as shapes.
     first = texts(made[0], "user")[0]
@@ -82,11 +86,11 @@ def test_hand_answered_transcript_replays(kforge, transcript, problem, original,
         assert not re.search(r"\d ms\b", added), added
     assert all("Shapes and dtypes" in texts(r, "user")[0] for r in made if is_analysis(r))
 
-    # The last round: its analysis and its generation request show the rejected attempt and what it changed.
+    # The last round: its analysis and its generation request show the attempt not kept and what it changed.
     analysis, last = made[-2], texts(made[-1], "user")[-1]
-    assert is_analysis(analysis) and "## The latest attempt: r2.s0.a0 (rejected)" in texts(analysis, "user")[0]
-    assert "# Round 3" in last and "## Your latest attempt that was not kept: r2.s0.a0 (rejected)" in last
-    assert "| r1.s0.a0 | kept" in last and "| r2.s0.a0 | rejected" in last
+    assert is_analysis(analysis) and f"## The latest attempt: r2.s0.a0 ({variant})" in texts(analysis, "user")[0]
+    assert "# Round 3" in last and f"## Your latest attempt that was not kept: r2.s0.a0 ({variant})" in last
+    assert "| r1.s0.a0 | kept" in last and f"| r2.s0.a0 | {variant}" in last
     assert re.search(r"^```diff\n--- r1\.s0\.a0 \(best\)\n\+\+\+ r2\.s0\.a0\n", last, re.M), last
 
 
