@@ -72,10 +72,9 @@ class CandidateSession:
             # reference. The snapshot's device buffers are made while the check waits for work the
             # call may have left running.
             on_device = backend is not None
-            settle_s = runtime_checks.SETTLE_S if req.get("settle", True) else 0.0
             facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device,
                                                  meanwhile=backend.stage if on_device else None,
-                                                 settle_s=settle_s)[1:]
+                                                 settle=bool(req.get("settle", True)))[1:]
             self.correctness_types.update(facts.get("output_types", []))
             seconds = time.perf_counter() - start
             changed = _changed_inputs(list(inputs), before)

@@ -13,7 +13,8 @@ import traceback
 from typing import Callable, Dict, Optional
 
 
-TIMELINE_LOG = "KFORGE_MEMORY_LOG"  # set: each command's timeline goes to the worker's log beside its memory
+# Set: each command's timeline (here) and device memory (session.after_command) go to the worker's log.
+COMMAND_LOG = "KFORGE_MEMORY_LOG"
 
 
 def _open_response_channel():
@@ -30,7 +31,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
     stdin = sys.stdin
     # Each command's moments on the system-wide monotonic clock, to line both workers' logs up
     # (bench/memlog.py --timeline): what lies between commands shows up as gaps.
-    timeline = bool(os.environ.get(TIMELINE_LOG))
+    timeline = bool(os.environ.get(COMMAND_LOG))
     for line in stdin:
         line = line.strip()
         if not line:

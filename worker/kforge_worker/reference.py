@@ -29,7 +29,6 @@ from kforge_worker.timing import make_timer
 # against during timing; trial 0 also serves sol, hard_bound and profiles. Fresh-input trials (1000+)
 # are checked once.
 TIMING_EXTRA_TRIALS = 2000
-FIRST_TIMING_TRIAL = session.FIRST_TIMING_TRIAL  # fresh-input trials, then the extra sets; below: correctness
 TIMING_SETS, LEAN_TIMING_SETS = 3, 2
 
 
@@ -146,7 +145,7 @@ class ReferenceSession:
         tag = req.get("tag", "main")
         seed = session.trial_seed(int(req["seed"]), trial)
         name = f"inputs_{tag}_{trial}"
-        record = {"tag": tag, "name": name, "main": tag == "main" and trial < FIRST_TIMING_TRIAL}
+        record = {"tag": tag, "name": name, "main": tag == "main" and trial < session.FIRST_TIMING_TRIAL}
         if self.on_device and self.lean:
             self.trials.park_checked()  # one trial's outputs on the device at a time: the last checked one's go
         # Drawn where the computation runs on either path: KernelBench's torch.rand of 16 GiB takes a
@@ -171,7 +170,7 @@ class ReferenceSession:
         # path are drawn again when its call runs: kept, they would sit beside a timing block's sets.
         # A correctness trial's stay: the candidate uses its set's buffers in place, so they take the
         # device memory the candidate's own copy took before, and its call need not draw them again.
-        if not (self.on_device and self.lean and self.redraw and trial >= FIRST_TIMING_TRIAL):
+        if not (self.on_device and self.lean and self.redraw and trial >= session.FIRST_TIMING_TRIAL):
             record["inputs"] = inputs
         del inputs
         self.trials.add(trial, record)

@@ -291,12 +291,11 @@ class Watch:
         return self._tampered()
 
     def forward(self, model, inputs, record_ops: bool, snapshots_on_device: bool = False, meanwhile=None,
-                settle_s: float = None):
+                settle: bool = True):
         """Calls the model once under watch; returns (outputs, facts, the outputs' snapshot). The
         snapshot is on the host, or with ``snapshots_on_device`` where each output lies.
         ``meanwhile(snapshots)``, kforge's own work, runs while work the call left running gets its
-        time to show up (``settle_s``, default SETTLE_S), outside the watched window."""
-        settle_s = SETTLE_S if settle_s is None else settle_s
+        time to show up (SETTLE_S; with ``settle`` false, none), outside the watched window."""
         threads_before = {t.ident for t in threading.enumerate()}
         children_before = _children()
         ops: set = set()
@@ -314,7 +313,7 @@ class Watch:
             # current stream never waited for shows up as unfinished outputs (and as outputs that change
             # afterwards). Any bookkeeping before it would give such work time to finish.
             snapshots = take_snapshots(outputs, snapshots_on_device)
-            settled = time.monotonic() + settle_s
+            settled = time.monotonic() + (SETTLE_S if settle else 0.0)
         finally:
             events = self._end()
         if meanwhile is not None:

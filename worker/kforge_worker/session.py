@@ -10,6 +10,7 @@ import time
 
 import torch
 
+from kforge_worker import protocol
 from kforge_worker.errors import EnvironmentProblem
 
 def setup(device: str, threads: int) -> None:
@@ -80,7 +81,6 @@ def set_precision(policy: str) -> None:
 
 
 RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused between commands
-MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to the worker's log
 # Correctness trials allocate the same trial-sized blocks command after command. Handing them back
 # and taking them again cost 12-14 ms per command at 6 GiB on an H200 (the candidate's run, the
 # reference's check; bench/results/20261127-h200-trials), so between these commands a worker keeps
@@ -91,7 +91,7 @@ MEMORY_LOG = "KFORGE_MEMORY_LOG"  # set: each command's device memory goes to th
 # out of device memory on an H100 (36_RMSNorm_, 7.5 GB a set).
 TRIAL_COMMANDS = ("make_trial", "run", "check")
 KEEP_CACHED_WHILE_FREE = 0.5
-FIRST_TIMING_TRIAL = 1000  # trials from here on are timing's (src/eval/timing_phase.cc); below: correctness
+FIRST_TIMING_TRIAL = 1000  # timing's trials from here on (fresh inputs, then its extra sets: src/eval/timing_phase.cc)
 
 
 def correctness_trial(cmd: str, request: dict) -> bool:
@@ -151,7 +151,7 @@ def after_command(cmd: str, seconds: float, request: dict = None) -> None:
     release_cached_memory(keep_if_room=correctness_trial(cmd, request or {}))
     if not torch.cuda.is_initialized():
         return
-    if os.environ.get(MEMORY_LOG):
+    if os.environ.get(protocol.COMMAND_LOG):
         gib = 1 << 30
         free, total = torch.cuda.mem_get_info()
         print(f"kforge memory: {cmd} ({seconds:.3f} s): peak {torch.cuda.max_memory_allocated() / gib:.2f} GiB "

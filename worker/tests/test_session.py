@@ -5,7 +5,7 @@ import sys
 
 import torch
 
-from kforge_worker import session
+from kforge_worker import protocol, session
 
 
 def test_warm_imports_the_preload_modules_and_skips_missing_ones(monkeypatch):
@@ -102,7 +102,7 @@ def test_between_trials_cached_device_memory_is_kept_only_while_half_the_device_
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 2 * gib)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (state["free"], 140 * gib))
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: state.update(emptied=state["emptied"] + 1))
-    monkeypatch.delenv(session.MEMORY_LOG, raising=False)
+    monkeypatch.delenv(protocol.COMMAND_LOG, raising=False)
     for cmd in session.TRIAL_COMMANDS:
         session.after_command(cmd, 0.0)
     assert state["emptied"] == 0
