@@ -69,15 +69,24 @@ std::optional<json> ask_hard_bound(EvalRun& run) {
   return hard;
 }
 
-// Fresh input sets per round of the cached-results measurement (docs/checks.md); a second round only
-// where the first looks cached, after a pause: a burst of load that stalled every fresh call of the
-// first round has usually passed.
+// Fresh input sets per round of the cached-results measurement (docs/checks.md). A second round
+// follows, after a pause, wherever the first round's fastest fresh call is far slower than its fastest
+// seen call, whatever the pairs say: three sets give only 18 pairs, and one seen call stalled past the
+// misses took 3 of them, which let a cache through on a loaded machine when the pairs gated the second
+// round. The pause lets a burst of load that stalled every fresh call of the first round pass.
 constexpr int kFreshSetsPerRound = 3;
 constexpr auto kPauseBeforeSecondRound = std::chrono::milliseconds(500);
 
+bool degenerate_problem(const EvalRun& run) {
+  return run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
+}
+
 bool looks_cached(const EvalRun& run, const FreshTiming& measured) {
-  const bool degenerate = run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
-  return !degenerate && only_fast_on_seen_inputs(measured.seen_calls_ms, measured.fresh_calls_ms);
+  return !degenerate_problem(run) && only_fast_on_seen_inputs(measured.seen_calls_ms, measured.fresh_calls_ms);
+}
+
+bool worth_a_second_round(const EvalRun& run, const FreshTiming& measured) {
+  return !degenerate_problem(run) && fastest_fresh_call_far_slower(measured.seen_calls_ms, measured.fresh_calls_ms);
 }
 
 // The candidate timed on fresh input sets (once per run), recorded in the result. False once the run
@@ -88,7 +97,7 @@ bool measure_fresh_inputs(EvalRun& run, FreshTiming* out) {
     return true;
   }
   if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
-  if (looks_cached(run, *out)) {
+  if (worth_a_second_round(run, *out)) {
     run.phase("slow on fresh inputs: timing more fresh inputs");
     std::this_thread::sleep_for(kPauseBeforeSecondRound);
     if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;

@@ -41,11 +41,15 @@ bool beyond_physical_bound(double hard_ms, double measured_ms, double slack) {
   return hard_ms > 0 && measured_ms > 0 && measured_ms * slack < hard_ms;
 }
 
-bool only_fast_on_seen_inputs(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms) {
+bool fastest_fresh_call_far_slower(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms) {
   if (seen_ms.empty() || fresh_ms.empty()) return false;
   const double seen = *std::min_element(seen_ms.begin(), seen_ms.end());
   const double fresh = *std::min_element(fresh_ms.begin(), fresh_ms.end());
-  if (!(fresh > kCachedResultsRatio * seen && fresh - seen > 0.05)) return false;
+  return fresh > kCachedResultsRatio * seen && fresh - seen > 0.05;
+}
+
+bool only_fast_on_seen_inputs(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms) {
+  if (!fastest_fresh_call_far_slower(seen_ms, fresh_ms)) return false;
   double slower = 0;
   for (double f : fresh_ms)
     for (double s : seen_ms) slower += f > s ? 1 : 0;
