@@ -35,6 +35,10 @@ def fresh_figures(result: dict) -> dict:
     return {"sets": len(f), "fastest_ratio": min(f) / min(s), "pair_share": slower / (len(f) * len(s))}
 
 
+def span(values: list, fmt: str) -> str:
+    return f"{fmt.format(min(values))} to {fmt.format(max(values))}" if values else "-"
+
+
 def run_case(kforge: str, case: list, out_dir: str, index: int) -> dict:
     problem, candidate, *extra = case
     out = os.path.join(out_dir, f"r{index}.json")
@@ -44,7 +48,8 @@ def run_case(kforge: str, case: list, out_dir: str, index: int) -> dict:
     seconds = time.monotonic() - started
     if not os.path.exists(out):
         return {"status": "no result", "kind": f"exit {proc.returncode}", "seconds": seconds}
-    doc = json.load(open(out))
+    with open(out) as f:
+        doc = json.load(f)
     result = doc.get("evaluations", [doc])[0]
     return {"status": result["status"], "kind": (result.get("error") or {}).get("kind"), "seconds": seconds,
             **fresh_figures(result)}
@@ -83,7 +88,6 @@ def main() -> int:
         verdicts = collections.Counter(f"{g['status']} {g.get('kind') or ''}".strip() for g in got)
         ratios = [g["fastest_ratio"] for g in got if "fastest_ratio" in g]
         shares = [g["pair_share"] for g in got if "pair_share" in g]
-        span = lambda v, fmt: f"{fmt.format(min(v))} to {fmt.format(max(v))}" if v else "-"  # noqa: E731
         print(f"| {name} | {', '.join(f'{n} {v}' for v, n in verdicts.most_common())} | "
               f"{', '.join(sorted({str(g['sets']) for g in got if 'sets' in g}))} | {span(ratios, '{:.2f}×')} | "
               f"{span(shares, '{:.0%}')} |")
