@@ -8,8 +8,9 @@ run after run while busy loops compete for the cores.
 Each --case is a problem, a candidate and any extra `kforge eval` flags, split like a shell line. The
 cases alternate within each run, so load drifts over all of them alike. Per case it prints how many
 runs ended in each status (and error kind), and the cached-results measurement of every run
-(docs/checks.md): sets timed, the fastest fresh call over the fastest seen call, and the share of
-(fresh, seen) pairs in which the fresh call was slower.
+(docs/checks.md): the rounds of fresh sets timed, and per round the fastest fresh call over the lower
+quartile of the calls on seen sets and over the candidate's median timed call (both over 10x: the
+round looks cached).
 """
 
 import argparse
@@ -28,11 +29,12 @@ COMMON = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7
 
 def fresh_figures(result: dict) -> dict:
     fresh = (result.get("timing") or {}).get("fresh_inputs") or {}
-    f, s = fresh.get("fresh_calls_ms") or [], fresh.get("seen_calls_ms") or []
-    if not f or not s:
-        return {"sets": len(f)}
-    slower = sum(a > b for a in f for b in s)
-    return {"sets": len(f), "fastest_ratio": min(f) / min(s), "pair_share": slower / (len(f) * len(s))}
+    rounds, claimed = fresh.get("rounds") or [], fresh.get("claimed_ms") or 0
+    if not rounds or not claimed:
+        return {"rounds": len(rounds)}
+    return {"rounds": len(rounds),
+            "over_quartile": [min(r["fresh_calls_ms"]) / r["seen_lower_quartile_ms"] for r in rounds],
+            "over_claimed": [min(r["fresh_calls_ms"]) / claimed for r in rounds]}
 
 
 def span(values: list, fmt: str) -> str:
@@ -82,15 +84,15 @@ def main() -> int:
         for p in busy:
             p.kill()
     print(f"{args.runs} runs per case, {args.busy} busy loops, {os.cpu_count()} cores\n")
-    print("| candidate | verdicts | sets timed | fastest fresh / fastest seen | fresh slower in pairs |")
+    print("| candidate | verdicts | rounds | fastest fresh / seen lower quartile | fastest fresh / median timed call |")
     print("|---|---|---|---|---|")
     for name, got in runs.items():
         verdicts = collections.Counter(f"{g['status']} {g.get('kind') or ''}".strip() for g in got)
-        ratios = [g["fastest_ratio"] for g in got if "fastest_ratio" in g]
-        shares = [g["pair_share"] for g in got if "pair_share" in g]
+        quartile = [x for g in got for x in g.get("over_quartile", [])]
+        claimed = [x for g in got for x in g.get("over_claimed", [])]
         print(f"| {name} | {', '.join(f'{n} {v}' for v, n in verdicts.most_common())} | "
-              f"{', '.join(sorted({str(g['sets']) for g in got if 'sets' in g}))} | {span(ratios, '{:.2f}×')} | "
-              f"{span(shares, '{:.0%}')} |")
+              f"{', '.join(sorted({str(g['rounds']) for g in got if 'rounds' in g}))} | {span(quartile, '{:.2f}×')} | "
+              f"{span(claimed, '{:.2f}×')} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"runs": args.runs, "busy": args.busy, "cases": args.case, "results": runs}, f, indent=1)

@@ -23,6 +23,18 @@ json CorrectnessTally::to_json() const {
   return out;
 }
 
+std::vector<double> FreshTiming::fresh_calls_ms() const {
+  std::vector<double> all;
+  for (const FreshRound& r : rounds) all.insert(all.end(), r.fresh_calls_ms.begin(), r.fresh_calls_ms.end());
+  return all;
+}
+
+std::vector<double> FreshTiming::seen_calls_ms() const {
+  std::vector<double> all;
+  for (const FreshRound& r : rounds) all.insert(all.end(), r.seen_calls_ms.begin(), r.seen_calls_ms.end());
+  return all;
+}
+
 namespace {
 
 std::string random_token() {

@@ -27,14 +27,23 @@ namespace kforge {
 using ProgressFn = void (*)(const std::string& phase, void* user);
 
 // What the correctness trials found so far.
-// Calls on input sets never seen before: the first call on each set (`fresh_calls_ms`, one per set in
-// order), the calls after each on the same inputs, now seen (`seen_calls_ms`), and the medians of
-// each (timing_phase.cc's time_on_fresh_inputs).
+// Calls on input sets never seen before, measured in rounds of blocks (timing_phase.cc's
+// time_on_fresh_inputs; docs/checks.md, cached results). Each block runs the calls of a timing block
+// on sets the candidate has seen, then the first call on a fresh set.
+struct FreshRound {
+  std::vector<double> fresh_calls_ms;  // the fresh call of each block, in order
+  std::vector<double> seen_calls_ms;   // the calls on seen sets before them, in order
+};
+
 struct FreshTiming {
-  double fresh_ms = 0;
-  double again_ms = 0;
-  std::vector<double> fresh_calls_ms, seen_calls_ms;
+  double fresh_ms = 0;  // median of every round's fresh calls
+  double again_ms = 0;  // median of every round's calls on seen sets
+  std::vector<FreshRound> rounds;
+  std::vector<std::vector<double>> blocks_ms;  // every call of every block, in order
   double seconds = 0;  // wall time the measurement took (drawing the sets, the calls, their checks)
+
+  std::vector<double> fresh_calls_ms() const;
+  std::vector<double> seen_calls_ms() const;
 };
 
 struct CorrectnessTally {

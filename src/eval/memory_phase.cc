@@ -24,8 +24,9 @@ std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processe
                                               std::uint64_t context_bytes) {
   const auto per_process = process_bytes(estimate);
   if (!per_process) return std::nullopt;
+  // A block on a fresh input set keeps one call more than a timing block (timing_phase.cc).
   const std::uint64_t kept_outputs =
-      timing ? static_cast<std::uint64_t>(std::max(block, 1)) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
+      timing ? static_cast<std::uint64_t>(std::max(block, 2) + 1) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
   const auto n = static_cast<std::uint64_t>(processes);
   return n * (*per_process + context_bytes) + (n - 1) * kept_outputs;
 }

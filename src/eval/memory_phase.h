@@ -26,8 +26,8 @@ inline constexpr std::uint64_t kCudaContextBytes = 544ull << 20;
 
 // The bytes of an evaluation of `processes` workers (the reference and one or two candidates): each
 // holds process_bytes() and `context_bytes` (its CUDA context on a CUDA device, else 0), and each
-// candidate also keeps the outputs of a block of timed repetitions (`block` of them) when the
-// evaluation times. nullopt when the estimate is unknown.
+// candidate also keeps the outputs of a block of timed repetitions and of the call on fresh inputs
+// after them (`block` + 1) when the evaluation times. nullopt when the estimate is unknown.
 std::optional<std::uint64_t> evaluation_bytes(const nlohmann::json& estimate, int processes, bool timing, int block,
                                               std::uint64_t context_bytes = 0);
 

@@ -24,10 +24,10 @@ TEST(EvaluationBytes, EveryProcessAndTheTimedOutputsEachCandidateKeeps) {
             {"output_bytes", 10},
             {"forward_peak_bytes", 10}};
   EXPECT_EQ(evaluation_bytes(e, 2, false, 5), 2u * 320u);
-  EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 50u);
-  EXPECT_EQ(evaluation_bytes(e, 3, true, 5), 3u * 320u + 100u);  // a head-to-head: two candidates
+  EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 60u);  // six kept outputs: a block and the fresh call
+  EXPECT_EQ(evaluation_bytes(e, 3, true, 5), 3u * 320u + 120u);  // a head-to-head: two candidates
   EXPECT_EQ(evaluation_bytes({{"method", "unknown"}}, 2, true, 5), std::nullopt);
-  EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 50u);  // each worker's CUDA context
+  EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 60u);  // each worker's CUDA context
 }
 
 json finished(const char* status, json error, bool shared, bool alone = false) {

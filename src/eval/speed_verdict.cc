@@ -69,57 +69,78 @@ std::optional<json> ask_hard_bound(EvalRun& run) {
   return hard;
 }
 
-// Fresh input sets per round of the cached-results measurement (docs/checks.md). A second round
-// follows, after a pause, wherever the first round's fastest fresh call is far slower than its fastest
-// seen call, whatever the pairs say: three sets give only 18 pairs, and one seen call stalled past the
-// misses took 3 of them, which let a cache through on a loaded machine when the pairs gated the second
-// round. The pause lets a burst of load that stalled every fresh call of the first round pass.
+// The cached-results measurement (docs/checks.md): rounds of kFreshSetsPerRound blocks, each ending
+// in a call on a fresh set. A second round follows, after a pause, only where the first one looks
+// cached, and the candidate is rejected only where both do: a burst of load that stalled every fresh
+// call of the first round usually passes within the pause.
 constexpr int kFreshSetsPerRound = 3;
+constexpr int kFreshRounds = 2;
 constexpr auto kPauseBeforeSecondRound = std::chrono::milliseconds(500);
 
 bool degenerate_problem(const EvalRun& run) {
   return run.doc.contains("calibration") && run.doc["calibration"].value("degenerate", false);
 }
 
-bool looks_cached(const EvalRun& run, const FreshTiming& measured) {
-  return !degenerate_problem(run) && only_fast_on_seen_inputs(measured.seen_calls_ms, measured.fresh_calls_ms);
+// One round looks cached: its fastest fresh call is far slower than the lower quartile of its calls
+// on seen sets, and than the median call the candidate's speed is claimed from (`claimed_ms`).
+bool round_looks_cached(const FreshRound& round, double claimed_ms) {
+  return far_slower(round.fresh_calls_ms, lower_quartile(round.seen_calls_ms)) &&
+         far_slower(round.fresh_calls_ms, claimed_ms);
 }
 
-bool worth_a_second_round(const EvalRun& run, const FreshTiming& measured) {
-  return !degenerate_problem(run) && fastest_fresh_call_far_slower(measured.seen_calls_ms, measured.fresh_calls_ms);
+bool looks_cached(const EvalRun& run, const FreshTiming& measured, double claimed_ms) {
+  if (degenerate_problem(run) || static_cast<int>(measured.rounds.size()) < kFreshRounds) return false;
+  return std::all_of(measured.rounds.begin(), measured.rounds.end(),
+                     [&](const FreshRound& r) { return round_looks_cached(r, claimed_ms); });
 }
 
-// The candidate timed on fresh input sets (once per run), recorded in the result. False once the run
-// is decided.
-bool measure_fresh_inputs(EvalRun& run, FreshTiming* out) {
+json to_json(const FreshTiming& measured, double claimed_ms) {
+  json rounds = json::array();
+  for (const FreshRound& r : measured.rounds)
+    rounds.push_back({{"fresh_calls_ms", r.fresh_calls_ms},
+                      {"seen_calls_ms", r.seen_calls_ms},
+                      {"seen_lower_quartile_ms", lower_quartile(r.seen_calls_ms)},
+                      {"looks_cached", round_looks_cached(r, claimed_ms)}});
+  return {{"fresh_calls_ms", measured.fresh_calls_ms()}, {"seen_calls_ms", measured.seen_calls_ms()},
+          {"blocks_ms", measured.blocks_ms},           {"rounds", rounds},
+          {"claimed_ms", claimed_ms},                  {"seconds", measured.seconds}};
+}
+
+// The candidate timed on fresh input sets (once per run), recorded in the result. `claimed_ms`: its
+// median timed call. False once the run is decided.
+bool measure_fresh_inputs(EvalRun& run, double claimed_ms, FreshTiming* out) {
   if (run.fresh) {
     *out = *run.fresh;
     return true;
   }
   if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
-  if (worth_a_second_round(run, *out)) {
+  if (!degenerate_problem(run) && round_looks_cached(out->rounds.front(), claimed_ms)) {
     run.phase("slow on fresh inputs: timing more fresh inputs");
     std::this_thread::sleep_for(kPauseBeforeSecondRound);
-    if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
+    for (int round = 1; round < kFreshRounds; ++round)
+      if (!time_on_fresh_inputs(run, kFreshSetsPerRound, out)) return false;
   }
   json& timing = run.doc["timing"];
   timing["fresh_inputs_ms"] = out->fresh_ms;
   timing["fresh_inputs_again_ms"] = out->again_ms;
-  timing["fresh_inputs"] = {{"fresh_calls_ms", out->fresh_calls_ms},
-                            {"seen_calls_ms", out->seen_calls_ms},
-                            {"seconds", out->seconds}};
+  timing["fresh_inputs"] = to_json(*out, claimed_ms);
   return true;
 }
 
 // Why the candidate remembers results by input content (`suspicious`), or empty. The output of a
 // degenerate problem does not depend on its inputs: remembering it is the answer.
-std::string cached_results(const EvalRun& run, const FreshTiming& measured) {
-  if (!looks_cached(run, measured)) return "";
+std::string cached_results(const EvalRun& run, const FreshTiming& measured, double claimed_ms) {
+  if (!looks_cached(run, measured, claimed_ms)) return "";
   const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
-  return fmt::format("the fastest call on inputs it has seen took {:.3g} ms, the fastest first call on a fresh input "
-                     "set {:.3g} ms ({} fresh sets, each timed right after a call on seen inputs and followed by calls "
-                     "on the same set again): it is only fast when the inputs come back (cached results)",
-                     fastest(measured.seen_calls_ms), fastest(measured.fresh_calls_ms), measured.fresh_calls_ms.size());
+  std::string rounds;
+  for (const FreshRound& r : measured.rounds)
+    rounds += fmt::format("{}{:.3g} ms against {:.3g} ms", rounds.empty() ? "" : "; ", fastest(r.fresh_calls_ms),
+                          lower_quartile(r.seen_calls_ms));
+  return fmt::format("in each of {} rounds of {} fresh input sets, the fastest first call on a fresh set was over {:g}x "
+                     "slower than the lower quartile of the calls on inputs it had seen, in the same blocks ({}), and "
+                     "than its median timed call ({:.3g} ms): it is only fast when the inputs come back (cached "
+                     "results)",
+                     measured.rounds.size(), kFreshSetsPerRound, kCachedResultsRatio, rounds, claimed_ms);
 }
 
 bool reject_as_suspicious(EvalRun& run, const std::string& why) {
@@ -163,7 +184,7 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
     } else if (call == SolCall::kBeyond) {
       run.phase("faster than speed of light: re-measuring on fresh inputs");
       FreshTiming measured;
-      if (!measure_fresh_inputs(run, &measured)) return false;
+      if (!measure_fresh_inputs(run, cand_ms, &measured)) return false;
       const double fresh = measured.fresh_ms;
       sol["remeasured_ms"] = fresh;
       sol["remeasured_again_ms"] = measured.again_ms;
@@ -182,7 +203,7 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
                           "they depend on allows ({:.3g} ms for {} bytes at the best measured bandwidth): physically "
                           "impossible", fresh, hard->value("hard_ms", 0.0), hard->value("bytes", 0));
       else
-        why = cached_results(run, measured);
+        why = cached_results(run, measured, cand_ms);
       if (!why.empty()) {
         run.doc["sol"] = sol;
         return reject_as_suspicious(run, why);
@@ -208,8 +229,8 @@ bool judge_speed(EvalRun& run, const TimingOutcome& timing) {
   // (and under load a cache hit took as long as eager's matmul). Fresh inputs settle it, every time.
   run.phase("timing fresh inputs");
   FreshTiming measured;
-  if (!measure_fresh_inputs(run, &measured)) return false;
-  if (std::string why = cached_results(run, measured); !why.empty()) return reject_as_suspicious(run, why);
+  if (!measure_fresh_inputs(run, cand_ms, &measured)) return false;
+  if (std::string why = cached_results(run, measured, cand_ms); !why.empty()) return reject_as_suspicious(run, why);
   const double speedup_point = eager_ms / cand_ms;
   if (speedup_point > run.opt.speedup_warn_factor) {
     merge_check(run.doc["checks"], {{"name", "implausible_speedup"}, {"verdict", "warn"},

@@ -274,24 +274,23 @@ bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::ve
 
 namespace {
 
-// The calls of one fresh-set block: on set `seen`, then on the fresh set `fresh` once fresh and
-// kAgainCalls times again (once with lean timing, whose blocks keep every call's outputs on the
-// device), back to back.
-constexpr int kAgainCalls = 2;
-json fresh_block_schedule(int seen, int fresh, bool lean) {
-  json schedule = {seen, fresh};
-  for (int k = 0; k < (lean ? 1 : kAgainCalls); ++k) schedule.push_back(fresh);
+// The input sets of one block on a fresh set (docs/checks.md, cached results): first a timing block's
+// calls on sets the candidate has seen, drawn as every timing block's are (nothing tells them from the
+// calls its speed is measured on), then the fresh set `fresh`'s first call. Lean timing keeps two sets
+// on the device at most: set `seen` twice, then the fresh set.
+std::vector<int> fresh_block_schedule(EvalRun& run, int seen, int fresh) {
+  std::vector<int> schedule =
+      run.lean_timing ? std::vector<int>{seen, seen} : run.sampler.schedule(std::max(run.opt.block, 2), run.timing_sets);
+  schedule.push_back(fresh);
   return schedule;
 }
 
-// Times one block on a fresh input set drawn as `trial`, the way timing blocks run (docs/checks.md,
-// cached results): a call on a set the candidate has seen (`seen_set`) takes what waking its process
-// and threads costs after the requests before it, then the fresh set once fresh and kAgainCalls times
-// again. Adds the fresh call and the calls on seen inputs to `out`; the fresh call's output and the
-// next one's are checked. False once the run is decided. A block whose reported time disagrees with
-// kforge's clock is measured again on another fresh set (twice at most): a busy host can stall one
-// block, and the set it ran on is no longer fresh.
-bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
+// Times one block on a fresh input set drawn as `trial`, the way timing blocks run. Adds its fresh
+// call and its calls on seen sets to `out`; the fresh call's output and one other, picked after the
+// block returned, are checked. False once the run is decided. A block whose reported time disagrees
+// with kforge's clock is measured again on another fresh set (twice at most): a busy host can stall
+// one block, and the set it ran on is no longer fresh.
+bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out, FreshTiming* all) {
   for (int attempt = 0;; ++attempt) {
     const int drawn = trial + 100 * attempt;
     WorkerReply made = run.ref->request("make_trial", {{"trial", drawn}, {"seed", run.seed}, {"tag", "main"}},
@@ -306,7 +305,7 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
       run.fail_from_candidate(in, "timing on fresh inputs");
       return false;
     }
-    const json schedule = fresh_block_schedule(seen_set, in.body.value("set", -1), run.lean_timing);
+    const std::vector<int> schedule = fresh_block_schedule(run, seen_set, in.body.value("set", -1));
     const int reps = static_cast<int>(schedule.size());
     WorkerReply r = run.cand->request("time", {{"reps", reps}, {"schedule", schedule}}, Seconds(run.opt.timeout_s));
     if (r.kind != WorkerReply::kOk) {
@@ -329,12 +328,14 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
       run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock: " + *why);
       return false;
     }
-    if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {1, 2}, {drawn, drawn})) return false;
-    out->fresh_calls_ms.push_back(block.times_ms[1]);
-    // Seen: the calls after the fresh one, on the same inputs. The block's first call only absorbs the
-    // wake-up; on a loaded machine it was often slower than a cache's fresh calls, which pulled the
-    // share of slower fresh calls under its threshold and let a content cache through.
-    for (int rep = 2; rep < reps; ++rep) out->seen_calls_ms.push_back(block.times_ms[static_cast<std::size_t>(rep)]);
+    const int fresh_rep = reps - 1;
+    const int seen_rep = run.sampler.picks(fresh_rep, 1).front();
+    const int seen_trial = run.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(seen_rep)])];
+    if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {seen_rep, fresh_rep}, {seen_trial, drawn}))
+      return false;
+    all->blocks_ms.push_back(block.times_ms);
+    out->fresh_calls_ms.push_back(block.times_ms.back());
+    out->seen_calls_ms.insert(out->seen_calls_ms.end(), block.times_ms.begin(), block.times_ms.end() - 1);
     return true;
   }
 }
@@ -344,12 +345,14 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshTiming* out) {
 bool time_on_fresh_inputs(EvalRun& run, int sets, FreshTiming* out) {
   const auto started = Clock::now();
   FreshTiming measured = run.fresh.value_or(FreshTiming{});
+  FreshRound round;
   for (int j = 0; j < sets; ++j) {
-    const int index = static_cast<int>(measured.fresh_calls_ms.size());
-    if (!time_fresh_set(run, 1000 + index, index % std::max(run.timing_sets, 1), &measured)) return false;
+    const int index = static_cast<int>(measured.blocks_ms.size());
+    if (!time_fresh_set(run, 1000 + index, index % std::max(run.timing_sets, 1), &round, &measured)) return false;
   }
-  measured.fresh_ms = summarize(measured.fresh_calls_ms).median_ms;
-  measured.again_ms = summarize(measured.seen_calls_ms).median_ms;
+  measured.rounds.push_back(round);
+  measured.fresh_ms = summarize(measured.fresh_calls_ms()).median_ms;
+  measured.again_ms = summarize(measured.seen_calls_ms()).median_ms;
   measured.seconds += Seconds(Clock::now() - started).count();
   run.fresh = measured;
   *out = measured;

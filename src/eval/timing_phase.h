@@ -126,9 +126,9 @@ bool judge_timing_reply(EvalRun& run, const TimedBlockReply& reply);
 // The kept outputs of repetitions `reps` of the last timed block, each against the reference's
 // outputs for the trial whose inputs it ran on (`trials`, one per repetition).
 bool verify_timed_reps(EvalRun& run, const std::vector<int>& reps, const std::vector<int>& trials);
-// `sets` more input sets never seen before, each timed in a block of its own: a call on inputs the
-// candidate has seen, the fresh set's first call, then calls on it again (the fresh call's output and
-// the next one's checked). Adds to run.fresh, which `out` gets a copy of.
+// One round of `sets` input sets never seen before, each timed in a block of its own: a timing
+// block's calls on sets the candidate has seen, then the fresh set's first call (its output and one
+// other checked). Adds the round to run.fresh, which `out` gets a copy of.
 bool time_on_fresh_inputs(EvalRun& run, int sets, FreshTiming* out);
 
 struct TimingOutcome {

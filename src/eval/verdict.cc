@@ -41,19 +41,17 @@ bool beyond_physical_bound(double hard_ms, double measured_ms, double slack) {
   return hard_ms > 0 && measured_ms > 0 && measured_ms * slack < hard_ms;
 }
 
-bool fastest_fresh_call_far_slower(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms) {
-  if (seen_ms.empty() || fresh_ms.empty()) return false;
-  const double seen = *std::min_element(seen_ms.begin(), seen_ms.end());
-  const double fresh = *std::min_element(fresh_ms.begin(), fresh_ms.end());
-  return fresh > kCachedResultsRatio * seen && fresh - seen > 0.05;
+double lower_quartile(std::vector<double> ms) {
+  if (ms.empty()) return 0;
+  const auto k = (ms.size() - 1) / 4;
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(k), ms.end());
+  return ms[k];
 }
 
-bool only_fast_on_seen_inputs(const std::vector<double>& seen_ms, const std::vector<double>& fresh_ms) {
-  if (!fastest_fresh_call_far_slower(seen_ms, fresh_ms)) return false;
-  double slower = 0;
-  for (double f : fresh_ms)
-    for (double s : seen_ms) slower += f > s ? 1 : 0;
-  return slower >= kCachedResultsShare * static_cast<double>(fresh_ms.size() * seen_ms.size());
+bool far_slower(const std::vector<double>& fresh_ms, double typical_ms) {
+  if (fresh_ms.empty() || !(typical_ms > 0)) return false;
+  const double fresh = *std::min_element(fresh_ms.begin(), fresh_ms.end());
+  return fresh > kCachedResultsRatio * typical_ms && fresh - typical_ms > kColdCallMs;
 }
 
 double percent_of_sol(double sol_ms, double measured_ms) {

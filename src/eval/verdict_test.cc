@@ -23,61 +23,60 @@ TEST(Verdict, PhysicalBoundUsesTheSlack) {
   EXPECT_FALSE(beyond_physical_bound(0.0, 0.1, 3.0));  // no bound: judges nobody
 }
 
-// Calls measured on 2 busy cores (docs/checks.md, cached results): the first call on each fresh set,
-// and the calls on seen inputs in the same blocks.
-TEST(Verdict, ContentCachesAreSlowOnFreshInputsByBothMeasures) {
-  // content_cache_hidden on matmul 256 under 6 busy loops: fresh calls compute (0.45 ms unstalled),
-  // seen calls return the stored result (0.02 ms unstalled, 0.25 ms at worst).
-  EXPECT_TRUE(only_fast_on_seen_inputs({0.246, 0.243, 0.21, 0.22, 0.041, 0.024, 0.16, 0.066, 0.027, 0.214, 0.217, 0.214,
-                                        0.243, 0.193, 0.145, 0.155, 0.026, 0.022},
-                                       {20.058, 0.713, 0.528, 23.965, 19.996, 0.45}));
-  // content_cache_plain, one cache hit stalled past the fastest fresh call.
-  EXPECT_TRUE(only_fast_on_seen_inputs({0.136, 0.021, 0.016, 0.136, 0.149, 0.16, 0.153, 0.189, 0.157, 0.18, 0.151, 0.16,
-                                        0.139, 0.156, 0.168, 0.11, 0.705, 0.149},
-                                       {0.524, 15.986, 44.404, 19.988, 22.619, 17.027}));
+// Cached results (docs/checks.md): one round's fresh calls against the lower quartile of its calls on
+// seen sets, with calls measured on 2 busy cores.
+bool round_says_cached(const std::vector<double>& seen, const std::vector<double>& fresh) {
+  return far_slower(fresh, lower_quartile(seen));
 }
 
-// content_cache_hidden on matmul 512 under 2 busy loops on 2 cores: one hit of the first round stalled
-// to 4.1 ms, past two of the three misses. Its pairs (15 of 18) did not say "cached", and when they
-// gated the second round the cache was judged correct (1 run in 10). The fastest calls gate it now.
-TEST(Verdict, OneStalledHitDoesNotSpareACache) {
-  const std::vector<double> first_fresh = {7.23, 2.78, 3.25};
-  const std::vector<double> first_seen = {0.054, 0.057, 4.085, 0.021, 0.077, 0.022};
-  EXPECT_TRUE(fastest_fresh_call_far_slower(first_seen, first_fresh));
-  EXPECT_TRUE(only_fast_on_seen_inputs(first_seen, first_fresh));  // 15 of 18 pairs: over 75%
-  // Over both rounds, three hits of twelve stalled past every miss still leave 75% of the pairs.
-  std::vector<double> seen = {0.054, 0.057, 4.085, 0.021, 0.077, 0.022, 0.05, 12.0, 0.03, 9.0, 0.02, 0.04};
-  const std::vector<double> fresh = {7.23, 2.78, 3.25, 2.9, 3.1, 6.8};
-  EXPECT_TRUE(only_fast_on_seen_inputs(seen, fresh));
-  // Four stalled hits are too many: a machine that stalls a third of all calls says nothing either way.
-  seen[0] = 15.0;
-  EXPECT_FALSE(only_fast_on_seen_inputs(seen, fresh));
+TEST(Verdict, LowerQuartile) {
+  EXPECT_EQ(lower_quartile({}), 0.0);
+  EXPECT_EQ(lower_quartile({3.0}), 3.0);
+  EXPECT_EQ(lower_quartile({5.0, 1.0, 4.0, 2.0, 3.0}), 2.0);
+  EXPECT_EQ(lower_quartile({9.0, 1.0, 8.0, 2.0, 7.0, 3.0, 6.0, 4.0, 5.0}), 3.0);
+}
+
+// content_cache_hidden on matmul 512 under 2 busy loops: one hit stalled to 4.1 ms, past two of the
+// three misses. The quartile is a hit all the same.
+TEST(Verdict, AStalledHitDoesNotSpareACache) {
+  EXPECT_TRUE(round_says_cached({0.054, 0.057, 4.085, 0.021, 0.077, 0.022}, {7.23, 2.78, 3.25}));
+  // content_cache_hidden on matmul 256 under 6 busy loops: misses 0.45 ms unstalled, hits 0.02 to 0.25.
+  EXPECT_TRUE(round_says_cached({0.246, 0.243, 0.21, 0.22, 0.041, 0.024, 0.16, 0.066, 0.027, 0.214, 0.217, 0.214,
+                                 0.243, 0.193, 0.145, 0.155, 0.026, 0.022},
+                                {20.058, 0.713, 0.528, 23.965, 19.996, 0.45}));
+}
+
+// A cache that slows some of its hits on purpose, so that they look like misses: it keeps its median
+// (its claimed speed) only while more than half of them stay fast, and then the quartile is fast too.
+TEST(Verdict, HitsSlowedOnPurposeDoNotSpareACache) {
+  EXPECT_TRUE(round_says_cached({0.02, 9.0, 0.02, 9.0, 0.02, 0.02, 9.0, 0.02, 0.02, 9.0, 0.02, 0.02, 9.0, 0.02, 0.02},
+                                {3.4, 3.5, 3.6}));
 }
 
 TEST(Verdict, HonestKernelsOnABusyMachineAreNotTakenForCaches) {
-  // 14_mean_std_tuple, two of three fresh calls stalled (a rule on medians rejected it: 11.8 ms fresh,
-  // 0.37 ms seen). The fastest calls are 1.4x apart.
-  EXPECT_FALSE(only_fast_on_seen_inputs({0.372, 11.998, 0.195}, {13.734, 11.819, 0.271}));
-  // relu_own_buffer under 6 busy loops: all six fresh calls stalled, three seen calls of eighteen
-  // not (the fastest calls are 500x apart), but most seen calls were as stalled as the fresh ones.
-  EXPECT_FALSE(only_fast_on_seen_inputs({20.101, 14.92, 0.063, 24.486, 16.058, 24.093, 28.302, 0.132, 0.027, 22.442,
-                                         24.076, 16.037, 24.156, 24.11, 20.073, 22.706, 12.027, 20.086},
-                                        {20.591, 32.013, 24.069, 24.062, 20.064, 13.576}));
+  // relu_native while the end-to-end suite ran beside it: a burst stalled whole blocks by scheduler
+  // ticks, fresh calls and seen ones alike; two seen calls of nine escaped it (the fastest calls were
+  // 380x apart, and a rule on them asked for a second round).
+  EXPECT_FALSE(round_says_cached({7.988, 0.125, 0.021, 4.475, 7.996, 8.08, 16.835, 11.355, 12.01}, {8.0, 7.997, 8.003}));
+  // The run CI rejected: every fresh call 12 ms or more, one seen call of twelve at 0.015 ms, most of
+  // the others stalled a little less than the fresh ones (fresh calls slower in 75% of pairs).
+  EXPECT_FALSE(round_says_cached({0.0153, 11.9, 11.96, 7.99, 11.97, 8.0, 4.1, 11.99, 11.95, 12.0, 8.02, 11.98},
+                                 {12.0, 12.01, 15.99}));
+  // 14_mean_std_tuple, two of three fresh calls stalled (a rule on both medians rejected it).
+  EXPECT_FALSE(round_says_cached({0.372, 11.998, 0.195}, {13.734, 11.819, 0.271}));
+  // relu_own_buffer under 6 busy loops: all six fresh calls stalled, three seen calls of eighteen not.
+  EXPECT_FALSE(round_says_cached({20.101, 14.92, 0.063, 24.486, 16.058, 24.093, 28.302, 0.132, 0.027, 22.442, 24.076,
+                                  16.037, 24.156, 24.11, 20.073, 22.706, 12.027, 20.086},
+                                 {20.591, 32.013, 24.069, 24.062, 20.064, 13.576}));
 }
 
-TEST(Verdict, CachedResultsNeedTheRatioTheGapAndTheShare) {
+TEST(Verdict, FarSlowerNeedsTheRatioAndTheGap) {
   const double r = kCachedResultsRatio;
-  EXPECT_TRUE(only_fast_on_seen_inputs({1.0, 1.0, 1.0}, {r * 1.01, r * 1.01}));
-  EXPECT_FALSE(only_fast_on_seen_inputs({1.0, 1.0, 1.0}, {r * 0.99, r * 2}));          // fastest within the ratio
-  EXPECT_FALSE(only_fast_on_seen_inputs({0.002, 0.002}, {0.04, 0.045}));  // 20x, but 38 us: a cold call
-  // Every fresh call far slower than the fastest seen call, but a third of the seen calls slower still.
-  EXPECT_FALSE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 5 * r, 5 * r}, {2 * r, 2 * r, 2 * r}));
-  EXPECT_TRUE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 5 * r}, {2 * r, 2 * r, 2 * r}));
-  EXPECT_TRUE(only_fast_on_seen_inputs({1.0, 1.0, 1.0, 5 * r}, {2 * r, 2 * r}));  // exactly the share
-  EXPECT_FALSE(only_fast_on_seen_inputs({}, {4.0}));  // nothing to compare with
-  EXPECT_FALSE(only_fast_on_seen_inputs({0.03}, {}));
-  EXPECT_FALSE(fastest_fresh_call_far_slower({}, {4.0}));
-  EXPECT_FALSE(fastest_fresh_call_far_slower({1.0}, {r * 0.99}));
+  EXPECT_TRUE(far_slower({r * 1.01, r * 2}, 1.0));
+  EXPECT_FALSE(far_slower({r * 0.99, r * 2}, 1.0));  // the fastest fresh call decides
+  EXPECT_FALSE(far_slower({0.04, 0.045}, 0.002));    // 20x, but 38 us: a cold call
+  EXPECT_FALSE(far_slower({}, 1.0));                 // nothing to compare
+  EXPECT_FALSE(far_slower({4.0}, 0.0));
 }
 
 TEST(Verdict, FirstFailure) {

@@ -16,4 +16,4 @@ def problem(name: str) -> Path:
 # `kforge eval` flags for cheats judged at other sizes than their problem's own: a content cache's
 # miss (its own 512x512 matmul, ~3 ms) is over 100x its hit (~0.02 ms); at 256 it was 20x, only
 # twice the cached-results rule's 10x, which a loaded machine must not erase.
-CHEAT_SIZES = {"content_cache_hidden": ["--set", "n=512"]}
+CHEAT_SIZES = {name: ["--set", "n=512"] for name in ("content_cache_hidden", "content_cache_aged", "content_cache_jittered")}

@@ -142,9 +142,37 @@ def test_a_content_cache_within_the_speed_of_light_is_rejected(kforge):
     assert "cached results" in result["error"]["message"]
     assert not _failed(result, "speed_of_light"), result["checks"]
     fresh = result["timing"]["fresh_inputs"]
-    # Confirmed on a second round of fresh sets before the rejection.
-    assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 12
-    assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
+    # Confirmed on a second round of fresh sets before the rejection; each set's block ran a timing
+    # block's five calls on seen sets before its fresh call.
+    assert [r["looks_cached"] for r in fresh["rounds"]] == [True, True]
+    assert len(fresh["fresh_calls_ms"]) == 6 and len(fresh["seen_calls_ms"]) == 30
+    assert [len(b) for b in fresh["blocks_ms"]] == [6] * 6
+    for r in fresh["rounds"]:
+        assert min(r["fresh_calls_ms"]) > 10 * r["seen_lower_quartile_ms"]
+    assert proc.returncode == 1
+
+
+def test_a_content_cache_that_serves_only_old_inputs_is_rejected(kforge):
+    # Written against the fresh-input check as it was: calls on the fresh set right after its first
+    # call were the seen calls, and this cache computes those too (it answers only for inputs first seen
+    # more than three calls ago), so it looked no faster on seen inputs and was judged correct with a
+    # 30x to 500x speedup. The seen calls are now calls on the timing sets, like every timed call.
+    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_aged.py", *QUICK,
+                               *CHEAT_SIZES["content_cache_aged"], "--sol-slack", "1000")
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
+    assert "cached results" in result["error"]["message"]
+    assert proc.returncode == 1
+
+
+def test_a_content_cache_that_slows_some_hits_on_purpose_is_rejected(kforge):
+    # Written against the rule on (fresh, seen) pairs: two hits in five wait longer than a miss, so the
+    # fresh calls were slower in only about 60% of pairs, under the 75% asked. Its median timed call is
+    # still a hit, and so is the lower quartile of the calls on seen sets.
+    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_jittered.py", *QUICK,
+                               *CHEAT_SIZES["content_cache_jittered"], "--sol-slack", "1000")
+    assert result is not None, proc.stdout + proc.stderr
+    assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
     assert proc.returncode == 1
 
 
@@ -157,7 +185,7 @@ def test_a_content_cache_slower_than_eager_is_rejected_too(kforge):
     assert result is not None, proc.stdout + proc.stderr
     assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)
     fresh = result["timing"]["fresh_inputs"]
-    assert min(fresh["fresh_calls_ms"]) > 10 * min(fresh["seen_calls_ms"])
+    assert all(r["looks_cached"] for r in fresh["rounds"]) and len(fresh["rounds"]) == 2
     assert proc.returncode == 1
 
 
@@ -166,7 +194,7 @@ def test_an_honest_kernel_faster_than_eager_passes_the_fresh_input_check(kforge)
     assert result is not None, proc.stdout + proc.stderr
     assert result["status"] == "correct" and result["speedup_vs_eager"] > 1, _summary(result)
     fresh = result["timing"]["fresh_inputs"]
-    assert len(fresh["fresh_calls_ms"]) in (3, 6) and len(fresh["seen_calls_ms"]) == 2 * len(fresh["fresh_calls_ms"])
+    assert len(fresh["fresh_calls_ms"]) in (3, 6) and len(fresh["seen_calls_ms"]) == 5 * len(fresh["fresh_calls_ms"])
     assert fresh["seconds"] > 0
 
 

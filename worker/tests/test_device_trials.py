@@ -141,13 +141,14 @@ SCENARIO = textwrap.dedent("""
     out["timed"] = [ref.check({"trial": k, "candidate_outputs": f"rep_{r}", "timing": True})["match"]
                     for r, k in enumerate(schedule)]
     out["timed_other_set"] = ref.check({"trial": 1, "candidate_outputs": "rep_0_again", "timing": True})["match"]
-    # A block on fresh inputs (kforge's order: drawn, added to the candidate's sets, timed after a call
-    # on a set it has seen, the fresh calls checked).
+    # A block on fresh inputs (kforge's order: drawn, added to the candidate's sets, timed after calls
+    # on a set it has seen, a seen call and the fresh call checked).
     ref.make_trial({"trial": 1000, "seed": 3})
     fresh = cand.timing_inputs_cmd({"path": "inputs_main_1000"})["set"]
-    cand.time({"reps": 3, "schedule": [0, fresh, fresh]})
+    cand.time({"reps": 3, "schedule": [0, 0, fresh]})
     cand.timing_outputs({"picks": [{"rep": r, "outputs": f"fresh_{r}"} for r in (1, 2)]})
-    out["fresh"] = [ref.check({"trial": 1000, "candidate_outputs": f"fresh_{r}", "timing": True}) for r in (1, 2)]
+    out["fresh"] = [ref.check({"trial": k, "candidate_outputs": f"fresh_{r}", "timing": True})
+                    for r, k in ((1, 0), (2, 1000))]
 
     # A candidate that changes an input the reference leaves alone is reported.
     ref.reset({})

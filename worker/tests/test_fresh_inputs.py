@@ -46,11 +46,11 @@ SCENARIO = textwrap.dedent("""
         ref.make_trial({"trial": trial, "seed": 3})
         fresh = cand.timing_inputs_cmd({"path": f"inputs_main_{trial}"})["set"]
         out["sets"].append(fresh)
-        block = cand.time({"reps": 4, "schedule": [seen, fresh, fresh, fresh]})
+        block = cand.time({"reps": 4, "schedule": [seen, 1 - seen, seen, fresh]})
         out["times"].append(len(block["times_ms"]))
-        # Rep 0 ran on a seen set, the others on the fresh one: each matches its own trial, and the
-        # fresh call's outputs are not those of another set (the seen one, the fresh set before).
-        picks = [(0, seen), (1, trial), (2, trial), (3, trial), (1, other)]
+        # Reps 0 to 2 ran on the prepared sets, the last on the fresh one: each matches its own trial,
+        # and the fresh call's outputs are not those of another set (a prepared one, the fresh set before).
+        picks = [(0, seen), (1, 1 - seen), (2, seen), (3, trial), (3, other)]
         cand.timing_outputs({"picks": [{"rep": r, "outputs": f"{trial}_{k}"} for k, (r, _) in enumerate(picks)]})
         out["matches"].append([ref.check({"trial": t, "candidate_outputs": f"{trial}_{k}", "timing": True})["match"]
                                for k, (_, t) in enumerate(picks)])
