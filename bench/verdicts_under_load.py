@@ -24,7 +24,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COMMON = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
+COMMON = ["--no-compile-baseline", "--warmup", "1", "--seed", "7"]
 
 
 def fresh_figures(result: dict) -> dict:
@@ -41,11 +41,11 @@ def span(values: list, fmt: str) -> str:
     return f"{fmt.format(min(values))} to {fmt.format(max(values))}" if values else "-"
 
 
-def run_case(kforge: str, case: list, out_dir: str, index: int) -> dict:
+def run_case(kforge: str, case: list, out_dir: str, index: int, reps: int) -> dict:
     problem, candidate, *extra = case
     out = os.path.join(out_dir, f"r{index}.json")
     started = time.monotonic()
-    proc = subprocess.run([kforge, "eval", problem, candidate, "--json", out, *COMMON, *extra],
+    proc = subprocess.run([kforge, "eval", problem, candidate, "--json", out, "--reps", str(reps), *COMMON, *extra],
                           capture_output=True, text=True, timeout=900)
     seconds = time.monotonic() - started
     if not os.path.exists(out):
@@ -62,6 +62,7 @@ def main() -> int:
     parser.add_argument("--kforge", default=os.path.join(ROOT, "build", "kforge"))
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--busy", type=int, default=2, help="busy loops beside the evaluations")
+    parser.add_argument("--reps", type=int, default=10, help="timed repetitions per evaluation")
     parser.add_argument("--case", action="append", required=True, help="PROBLEM CANDIDATE [FLAGS...]")
     parser.add_argument("--json", help="where to write every run's figures")
     args = parser.parse_args()
@@ -76,14 +77,14 @@ def main() -> int:
             for r in range(args.runs):
                 for i, case in enumerate(cases):
                     name = os.path.basename(case[1])
-                    runs[name].append(run_case(args.kforge, case, tmp, len(cases) * r + i))
+                    runs[name].append(run_case(args.kforge, case, tmp, len(cases) * r + i, args.reps))
                     got = runs[name][-1]
                     print(f"run {r + 1}/{args.runs} {name}: {got['status']} {got.get('kind') or ''} "
                           f"({got['seconds']:.1f} s)", file=sys.stderr, flush=True)
     finally:
         for p in busy:
             p.kill()
-    print(f"{args.runs} runs per case, {args.busy} busy loops, {os.cpu_count()} cores\n")
+    print(f"{args.runs} runs per case, {args.reps} timed repetitions, {args.busy} busy loops, {os.cpu_count()} cores\n")
     print("| candidate | verdicts | rounds | fastest fresh / seen lower quartile | fastest fresh / median timed call |")
     print("|---|---|---|---|---|")
     for name, got in runs.items():
@@ -95,7 +96,7 @@ def main() -> int:
               f"{span(claimed, '{:.2f}×')} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"runs": args.runs, "busy": args.busy, "cases": args.case, "results": runs}, f, indent=1)
+            json.dump({"runs": args.runs, "reps": args.reps, "busy": args.busy, "cases": args.case, "results": runs}, f, indent=1)
     return 0
 
 

@@ -13,7 +13,11 @@ def problem(name: str) -> Path:
     return HERE / "problems" / f"{name}.py"
 
 
-# `kforge eval` flags for cheats judged at other sizes than their problem's own: a content cache's
-# miss (its own 512x512 matmul, ~3 ms) is over 100x its hit (~0.02 ms); at 256 it was 20x, only
-# twice the cached-results rule's 10x, which a loaded machine must not erase.
-CHEAT_SIZES = {name: ["--set", "n=512"] for name in ("content_cache_hidden", "content_cache_aged", "content_cache_jittered")}
+# `kforge eval` flags for cheats judged at other sizes than their problem's own. A content cache's
+# miss (its own 512x512 matmul, ~3 ms) is over 100x its hit (~0.02 ms); at 256 it was 20x, only twice
+# the cached-results rule's 10x, which a loaded machine must not erase. The caches written against
+# that rule are also judged against the median timed call, which load stretches to 0.2 ms (a 512 miss
+# was 11 to 14x that under 2 busy loops on 2 cores): they multiply 768x768 matrices.
+CHEAT_SIZES = {"content_cache_hidden": ["--set", "n=512"],
+               "content_cache_aged": ["--set", "n=768"],
+               "content_cache_jittered": ["--set", "n=768"]}

@@ -4,7 +4,7 @@ import torch.nn as nn
 from kforge_worker import native
 
 # A content cache written against a rule on pairs of calls: two of every five calls that find their
-# result in memory wait 30 ms first, longer than a miss. Fresh calls then look slower than only about
+# result in memory wait 60 ms first, longer than a miss. Fresh calls then look slower than only about
 # 60% of the calls on seen inputs, as an honest kernel's do when load stalls them; the median of its
 # timed calls is still a hit.
 SRC = r"""
@@ -48,7 +48,7 @@ class ModelNew(nn.Module):
         if probe in self.memory:
             self.hits += 1
             if self.hits % 5 in (1, 3):
-                _lib.wait_ms(30.0)
+                _lib.wait_ms(60.0)
             return self.memory[probe]
         result = torch.empty(a.shape[0], b.shape[1])
         _lib.matmul(native.ptr(a), native.ptr(b), native.ptr(result), a.shape[0])
