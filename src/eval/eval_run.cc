@@ -23,15 +23,31 @@ json CorrectnessTally::to_json() const {
   return out;
 }
 
+std::vector<double> FreshRound::fresh_calls_ms() const {
+  std::vector<double> fresh;
+  for (const auto& block : blocks_ms)
+    if (!block.empty()) fresh.push_back(block.back());
+  return fresh;
+}
+
+std::vector<double> FreshRound::seen_calls_ms() const {
+  std::vector<double> seen;
+  for (const auto& block : blocks_ms)
+    if (!block.empty()) seen.insert(seen.end(), block.begin(), block.end() - 1);
+  return seen;
+}
+
 std::vector<double> FreshTiming::fresh_calls_ms() const {
   std::vector<double> all;
-  for (const FreshRound& r : rounds) all.insert(all.end(), r.fresh_calls_ms.begin(), r.fresh_calls_ms.end());
+  for (const FreshRound& r : rounds)
+    for (double ms : r.fresh_calls_ms()) all.push_back(ms);
   return all;
 }
 
 std::vector<double> FreshTiming::seen_calls_ms() const {
   std::vector<double> all;
-  for (const FreshRound& r : rounds) all.insert(all.end(), r.seen_calls_ms.begin(), r.seen_calls_ms.end());
+  for (const FreshRound& r : rounds)
+    for (double ms : r.seen_calls_ms()) all.push_back(ms);
   return all;
 }
 

@@ -31,15 +31,16 @@ using ProgressFn = void (*)(const std::string& phase, void* user);
 // time_on_fresh_inputs; docs/checks.md, cached results). Each block runs the calls of a timing block
 // on sets the candidate has seen, then the first call on a fresh set.
 struct FreshRound {
-  std::vector<double> fresh_calls_ms;  // the fresh call of each block, in order
-  std::vector<double> seen_calls_ms;   // the calls on seen sets before them, in order
+  std::vector<std::vector<double>> blocks_ms;  // every call of every block, in order
+
+  std::vector<double> fresh_calls_ms() const;  // the last call of each block
+  std::vector<double> seen_calls_ms() const;   // the calls before them
 };
 
 struct FreshTiming {
   double fresh_ms = 0;  // median of every round's fresh calls
   double again_ms = 0;  // median of every round's calls on seen sets
   std::vector<FreshRound> rounds;
-  std::vector<std::vector<double>> blocks_ms;  // every call of every block, in order
   double seconds = 0;  // wall time the measurement took (drawing the sets, the calls, their checks)
 
   std::vector<double> fresh_calls_ms() const;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "eval/timing_phase.h"
 #include "util/paths.h"
 
 namespace kforge {
@@ -24,9 +25,9 @@ std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processe
                                               std::uint64_t context_bytes) {
   const auto per_process = process_bytes(estimate);
   if (!per_process) return std::nullopt;
-  // A block on a fresh input set keeps one call more than a timing block (timing_phase.cc).
+  // A block on a fresh input set keeps one call more than a timing block.
   const std::uint64_t kept_outputs =
-      timing ? static_cast<std::uint64_t>(std::max(block, 2) + 1) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
+      timing ? static_cast<std::uint64_t>(fresh_block_calls(block)) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
   const auto n = static_cast<std::uint64_t>(processes);
   return n * (*per_process + context_bytes) + (n - 1) * kept_outputs;
 }

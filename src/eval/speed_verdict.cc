@@ -84,8 +84,8 @@ bool degenerate_problem(const EvalRun& run) {
 // One round looks cached: its fastest fresh call is far slower than the lower quartile of its calls
 // on seen sets, and than the median call the candidate's speed is claimed from (`claimed_ms`).
 bool round_looks_cached(const FreshRound& round, double claimed_ms) {
-  return far_slower(round.fresh_calls_ms, lower_quartile(round.seen_calls_ms)) &&
-         far_slower(round.fresh_calls_ms, claimed_ms);
+  const std::vector<double> fresh = round.fresh_calls_ms();
+  return far_slower(fresh, lower_quartile(round.seen_calls_ms())) && far_slower(fresh, claimed_ms);
 }
 
 bool looks_cached(const EvalRun& run, const FreshTiming& measured, double claimed_ms) {
@@ -96,13 +96,16 @@ bool looks_cached(const EvalRun& run, const FreshTiming& measured, double claime
 
 json to_json(const FreshTiming& measured, double claimed_ms) {
   json rounds = json::array();
-  for (const FreshRound& r : measured.rounds)
-    rounds.push_back({{"fresh_calls_ms", r.fresh_calls_ms},
-                      {"seen_calls_ms", r.seen_calls_ms},
-                      {"seen_lower_quartile_ms", lower_quartile(r.seen_calls_ms)},
+  json blocks = json::array();
+  for (const FreshRound& r : measured.rounds) {
+    rounds.push_back({{"fresh_calls_ms", r.fresh_calls_ms()},
+                      {"seen_calls_ms", r.seen_calls_ms()},
+                      {"seen_lower_quartile_ms", lower_quartile(r.seen_calls_ms())},
                       {"looks_cached", round_looks_cached(r, claimed_ms)}});
+    for (const auto& block : r.blocks_ms) blocks.push_back(block);
+  }
   return {{"fresh_calls_ms", measured.fresh_calls_ms()}, {"seen_calls_ms", measured.seen_calls_ms()},
-          {"blocks_ms", measured.blocks_ms},           {"rounds", rounds},
+          {"blocks_ms", blocks},                       {"rounds", rounds},
           {"claimed_ms", claimed_ms},                  {"seconds", measured.seconds}};
 }
 
@@ -134,8 +137,8 @@ std::string cached_results(const EvalRun& run, const FreshTiming& measured, doub
   const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   std::string rounds;
   for (const FreshRound& r : measured.rounds)
-    rounds += fmt::format("{}{:.3g} ms against {:.3g} ms", rounds.empty() ? "" : "; ", fastest(r.fresh_calls_ms),
-                          lower_quartile(r.seen_calls_ms));
+    rounds += fmt::format("{}{:.3g} ms against {:.3g} ms", rounds.empty() ? "" : "; ", fastest(r.fresh_calls_ms()),
+                          lower_quartile(r.seen_calls_ms()));
   return fmt::format("in each of {} rounds of {} fresh input sets, the fastest first call on a fresh set was over {:g}x "
                      "slower than the lower quartile of the calls on inputs it had seen, in the same blocks ({}), and "
                      "than its median timed call ({:.3g} ms): it is only fast when the inputs come back (cached "

@@ -279,18 +279,18 @@ namespace {
 // calls its speed is measured on), then the fresh set `fresh`'s first call. Lean timing keeps two sets
 // on the device at most: set `seen` twice, then the fresh set.
 std::vector<int> fresh_block_schedule(EvalRun& run, int seen, int fresh) {
-  std::vector<int> schedule =
-      run.lean_timing ? std::vector<int>{seen, seen} : run.sampler.schedule(std::max(run.opt.block, 2), run.timing_sets);
+  std::vector<int> schedule = run.lean_timing ? std::vector<int>{seen, seen}
+                                              : run.sampler.schedule(fresh_block_calls(run.opt.block) - 1, run.timing_sets);
   schedule.push_back(fresh);
   return schedule;
 }
 
-// Times one block on a fresh input set drawn as `trial`, the way timing blocks run. Adds its fresh
-// call and its calls on seen sets to `out`; the fresh call's output and one other, picked after the
+// Times one block on a fresh input set drawn as `trial`, the way timing blocks run. Adds the block's
+// calls to `out`; the fresh call's output and one other, picked after the
 // block returned, are checked. False once the run is decided. A block whose reported time disagrees
 // with kforge's clock is measured again on another fresh set (twice at most): a busy host can stall
 // one block, and the set it ran on is no longer fresh.
-bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out, FreshTiming* all) {
+bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out) {
   for (int attempt = 0;; ++attempt) {
     const int drawn = trial + 100 * attempt;
     WorkerReply made = run.ref->request("make_trial", {{"trial", drawn}, {"seed", run.seed}, {"tag", "main"}},
@@ -333,9 +333,7 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out, Fres
     const int seen_trial = run.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(seen_rep)])];
     if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {seen_rep, fresh_rep}, {seen_trial, drawn}))
       return false;
-    all->blocks_ms.push_back(block.times_ms);
-    out->fresh_calls_ms.push_back(block.times_ms.back());
-    out->seen_calls_ms.insert(out->seen_calls_ms.end(), block.times_ms.begin(), block.times_ms.end() - 1);
+    out->blocks_ms.push_back(block.times_ms);
     return true;
   }
 }
@@ -347,8 +345,8 @@ bool time_on_fresh_inputs(EvalRun& run, int sets, FreshTiming* out) {
   FreshTiming measured = run.fresh.value_or(FreshTiming{});
   FreshRound round;
   for (int j = 0; j < sets; ++j) {
-    const int index = static_cast<int>(measured.blocks_ms.size());
-    if (!time_fresh_set(run, 1000 + index, index % std::max(run.timing_sets, 1), &round, &measured)) return false;
+    const int index = static_cast<int>(measured.rounds.size()) * sets + j;
+    if (!time_fresh_set(run, 1000 + index, index % std::max(run.timing_sets, 1), &round)) return false;
   }
   measured.rounds.push_back(round);
   measured.fresh_ms = summarize(measured.fresh_calls_ms()).median_ms;

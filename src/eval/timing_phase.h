@@ -38,6 +38,10 @@ std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_
 inline constexpr int kLeanTimingSets = 2;
 inline constexpr int kLeanBlock = 2;
 
+// The calls of a block on a fresh input set without lean timing: a timing block's calls on seen sets
+// (two at least), then the fresh call (docs/checks.md, cached results).
+inline int fresh_block_calls(int block) { return std::max(block, 2) + 1; }
+
 struct TimingPlan {
   int warmup = 3;  // untimed repetitions of each function, before the rounds
   int reps = 30;   // timed repetitions of each function
