@@ -135,14 +135,17 @@ def _patch(cpp_extension) -> None:
             name = keyed_name(params["name"], key)
             directory = entry_dir(name)
             done = complete(directory, name)
+            how = {}
             if not done:
                 reply = build_client.request({"kind": "load_inline", "params": request})
                 if not reply.get("ok"):
                     raise RuntimeError(f"Error building extension '{params['name']}': {reply.get('error')}\n"
                                        f"{reply.get('log', '')}")
                 directory, name = reply["path"], reply["name"]
+                if reply.get("cuda_headers"):
+                    how["cuda_headers"] = reply["cuda_headers"]  # what kforge's builder compiled cuda.cu against
             module = cpp_extension._import_module_from_library(name, directory, params["is_python_module"])
-            buildinfo.record("load_inline", key, done, time.perf_counter() - t0, name=name)
+            buildinfo.record("load_inline", key, done, time.perf_counter() - t0, name=name, **how)
             return module
         params["name"] = keyed_name(params["name"], key)
         build_dir = params.get("build_directory") or cpp_extension._get_build_directory(params["name"], False)

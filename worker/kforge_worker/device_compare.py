@@ -21,14 +21,13 @@ The kernels are built with kforge_kernels.cuda (NVRTC) in the reference's proces
 build cache, which a candidate can only read (docs/isolation.md).
 """
 
-import threading
 from typing import NamedTuple, Optional
 
 import torch
 
-SOURCE = r"""
-typedef unsigned long long u64;
+from kforge_worker import worker_kernels
 
+SOURCE = worker_kernels.BLOCK_REDUCE + r"""
 __device__ __forceinline__ float load(const float* p, long long i) { return p[i]; }
 __device__ __forceinline__ float load(const unsigned short* p, long long i, int bf16) {
   unsigned short bits = p[i];
@@ -40,45 +39,13 @@ __device__ __forceinline__ float load(const unsigned short* p, long long i, int 
 
 // Non-negative floats order as their bits do, so their maximum is an integer atomicMax.
 __device__ __forceinline__ void block_max(float v, unsigned* out) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __shared__ float part[32];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < (blockDim.x >> 5) ? part[lane] : 0.f;
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    if (lane == 0) atomicMax(out, __float_as_uint(v));
-  }
-}
-
-__device__ __forceinline__ void block_count(u64 v, u64* out) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  __shared__ u64 part[32];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < (blockDim.x >> 5) ? part[lane] : 0ull;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == 0 && v) atomicAdd(out, v);
-  }
+  v = block_reduce(v, 0.f, FloatMax());
+  if (threadIdx.x == 0) atomicMax(out, __float_as_uint(v));
 }
 
 __device__ __forceinline__ void block_sum(double v, double* out) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  __shared__ double part[32];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < (blockDim.x >> 5) ? part[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == 0) atomicAdd(out, v);
-  }
+  v = block_reduce(v, 0.0, Sum());
+  if (threadIdx.x == 0) atomicAdd(out, v);
 }
 
 // Each thread reads UNROLL elements a grid's width apart before it uses any: enough loads in
@@ -116,8 +83,8 @@ __device__ __forceinline__ void block_sum(double v, double* out) {
   })                                                                                        \
   block_max(max_abs, maxes);                                                                \
   block_max(max_rel, maxes + 1);                                                            \
-  block_count(bad, counts);                                                                 \
-  block_count(nonfinite, counts + 1);                                                       \
+  block_sum_u64(bad, counts);                                                                 \
+  block_sum_u64(nonfinite, counts + 1);                                                       \
   block_sum(sq, sumsq);
 
 #define SCALED_BODY(LOAD_E, LOAD_G)                                                         \
@@ -126,7 +93,7 @@ __device__ __forceinline__ void block_sum(double v, double* out) {
     float err = fabsf(__fsub_rn(gv, ev));                                                   \
     bad += !(err <= __fadd_rn(__fmul_rn(fabsf(ev), tol), atol));                            \
   })                                                                                        \
-  block_count(bad, counts);
+  block_sum_u64(bad, counts);
 
 extern "C" __global__ void stats_f32(const float* e, const float* g, long long n, float tol,
                                      unsigned* maxes, u64* counts, double* sumsq) {
@@ -152,9 +119,7 @@ BLOCKS_PER_SM = 8
 MIN_ELEMENTS = 1 << 20
 _DTYPES = {torch.float32: "f32", torch.float16: "16", torch.bfloat16: "16"}
 
-_lock = threading.Lock()
-_module = None
-_unavailable: Optional[str] = None  # why the kernels cannot be used here, once known
+_kernels = worker_kernels.WorkerModule(SOURCE, "kforge_device_compare")
 
 
 class Stats(NamedTuple):
@@ -170,8 +135,7 @@ def usable(expected: torch.Tensor, got: torch.Tensor) -> bool:
     contiguous, large enough, on one NVIDIA GPU where the kernels build."""
     return (expected.is_cuda and got.device == expected.device and expected.dtype in _DTYPES
             and got.dtype == expected.dtype and expected.numel() >= MIN_ELEMENTS
-            and expected.is_contiguous() and got.is_contiguous() and torch.version.cuda is not None
-            and _unavailable is None and _kernels(expected.device) is not None)
+            and expected.is_contiguous() and got.is_contiguous() and _kernels.usable(expected.device))
 
 
 def stats(expected: torch.Tensor, got: torch.Tensor, tol: float) -> Optional[Stats]:
@@ -197,41 +161,17 @@ def scaled_over(expected: torch.Tensor, got: torch.Tensor, tol: float, atol: flo
 
 
 def _launch(kind: str, expected: torch.Tensor, got: torch.Tensor, scalars: tuple, outs: tuple) -> bool:
-    global _unavailable
     n = expected.numel()
     suffix = _DTYPES[expected.dtype]
-    with torch.cuda.device(expected.device):
-        sms = torch.cuda.get_device_properties(expected.device).multi_processor_count
-        grid = max(1, min((n + BLOCK - 1) // BLOCK, sms * BLOCKS_PER_SM))
-        if suffix == "f32":
-            args = (expected, got, n, *scalars, *outs)
-        else:  # 16-bit values are read as their bits: no fp16 or bf16 header needed
-            e, g = expected.view(torch.int16), got.view(torch.int16)
-            args = (e, g, n, *scalars, int(expected.dtype == torch.bfloat16), *outs)
-        try:
-            _kernels(expected.device).kernel(f"{kind}_{suffix}")(grid, BLOCK, args)
-        except Exception as exc:  # the driver could not load the module: not for this process
-            _unavailable = f"{type(exc).__name__}: {exc}"[:500]
-            return False
-    return True
-
-
-def _kernels(device: torch.device):
-    """The module built for ``device``'s architecture, or None where it cannot be built here (the
-    reason is kept)."""
-    global _module, _unavailable
-    if _module is not None or _unavailable is not None:
-        return _module
-    with _lock:
-        if _module is None and _unavailable is None:
-            try:
-                from kforge_kernels import cuda
-                major, minor = torch.cuda.get_device_capability(device)
-                _module = cuda.compile(SOURCE, name="kforge_device_compare", arch_override=f"sm_{major}{minor}")
-            except Exception as exc:  # no NVRTC (a ROCm build), an architecture NVRTC does not know
-                _unavailable = f"{type(exc).__name__}: {exc}"[:500]
-    return _module
+    sms = torch.cuda.get_device_properties(expected.device).multi_processor_count
+    grid = max(1, min((n + BLOCK - 1) // BLOCK, sms * BLOCKS_PER_SM))
+    if suffix == "f32":
+        args = (expected, got, n, *scalars, *outs)
+    else:  # 16-bit values are read as their bits: no fp16 or bf16 header needed
+        e, g = expected.view(torch.int16), got.view(torch.int16)
+        args = (e, g, n, *scalars, int(expected.dtype == torch.bfloat16), *outs)
+    return _kernels.launch(f"{kind}_{suffix}", expected.device, grid, BLOCK, args)
 
 
 def unavailable_reason() -> Optional[str]:
-    return _unavailable
+    return _kernels.unavailable

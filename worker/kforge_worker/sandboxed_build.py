@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 MAX_SOURCE_BYTES = 4 << 20
 
@@ -71,6 +72,24 @@ def _run(argv: list, cwd: str, timeout: float, stdin: str = None) -> subprocess.
         raise BuildFailed(f"the build ran past {timeout:.0f} s") from None
     except OSError as e:
         raise BuildFailed(f"the compiler could not be started: {e}") from None
+
+
+def _empty(folder: str) -> None:
+    """Removes everything in ``folder`` (a build folder the sandboxed compiler could write; its
+    processes are gone: the sandbox's PID namespace ends with its first process)."""
+
+    def writable_then_retry(function, path, _):
+        os.chmod(os.path.dirname(path), 0o700)
+        function(path)
+
+    try:
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, onerror=writable_then_retry)
+            else:
+                os.unlink(entry.path)
+    except OSError as e:
+        raise BuildFailed(f"the build folder could not be emptied for the build as written: {e}") from None
 
 
 def _strings(value, what: str) -> list:
@@ -122,7 +141,7 @@ cpp_extension.load_inline(**params)
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
     from kforge_kernels import inline_cache
-    from kforge_worker import gpu_env
+    from kforge_worker import cuda_header_choice, gpu_env
 
     gpu_env.apply()  # the architectures the worker builds for (part of the key)
 
@@ -143,7 +162,17 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     run_params = dict(params, name=name, build_directory=build_dir, verbose=True)
     # The sandbox shows folders at their real paths; the interpreter keeps its name (its venv).
     python = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
-    r = _run(sandbox + [python, "-c", _INLINE_SCRIPT], build_dir, timeout, json.dumps(run_params))
+    light = cuda_header_choice.light_params(run_params)
+    attempts = ([("torch/types.h", light)] if light else []) + [("torch/extension.h", run_params)]
+    deadline = time.monotonic() + timeout
+    for number, (headers, attempt) in enumerate(attempts):
+        if number:  # nothing the first attempt's compiler left there reaches the second one's interpreter
+            _empty(build_dir)
+        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT], build_dir, max(1.0, deadline - time.monotonic()),
+                 json.dumps(attempt))
+        if r.returncode == 0:
+            break
+    # Only the build as written speaks for the source: the lighter attempt's errors are not the candidate's.
     log = r.stdout + r.stderr
     if r.returncode != 0:
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), "")
@@ -164,7 +193,10 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"key": key, "path": final_dir, "name": name, "hit": False, "log": log}
+    reply = {"key": key, "path": final_dir, "name": name, "hit": False, "log": log}
+    if params.get("cuda_sources"):
+        reply["cuda_headers"] = headers
+    return reply
 
 
 BUILDERS = {"native": build_native, "load_inline": build_load_inline}

@@ -1,0 +1,50 @@
+"""device_digest: the digest kernel gives tensors.digest's sums bit for bit (needs an NVIDIA GPU)."""
+
+import pytest
+import torch
+
+from kforge_worker import device_digest, tensors
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or torch.version.cuda is None,
+                                reason="the digest kernel runs on an NVIDIA GPU; this machine has none")
+
+
+def by_operators(t: torch.Tensor, monkeypatch) -> list:
+    with monkeypatch.context() as m:
+        m.setattr(device_digest, "sums", lambda flat, weights: None)
+        return tensors.digest([t])
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 15, 16, 17, 4095, 4096, 4097, 16 * 4096 + 3, 17 * 4096 + 5,
+                                    (1 << 16) * 4096 + 4096 * 3 + 7, 3 * (1 << 20) + 11])
+def test_the_kernel_gives_the_operator_paths_sums(nbytes, monkeypatch):
+    g = torch.Generator(device="cuda").manual_seed(nbytes)
+    x = torch.randint(-128, 128, (nbytes,), dtype=torch.int8, device="cuda", generator=g)
+    expected = by_operators(x, monkeypatch)
+    assert tensors.digest([x]) == expected
+    assert device_digest.unavailable_reason() is None
+
+
+def test_float_tensors_views_and_extreme_bytes_agree(monkeypatch):
+    cases = [torch.randn(1000, 333, device="cuda"), torch.randn(4097, dtype=torch.float16, device="cuda")[1:],
+             torch.full((5 * 4096 + 9,), -128, dtype=torch.int8, device="cuda"),
+             torch.full((3 * 4096,), 127, dtype=torch.int8, device="cuda"),
+             torch.randn(64, 64, device="cuda").t()]  # not contiguous: digested as its contiguous copy
+    for t in cases:
+        assert tensors.digest([t]) == by_operators(t, monkeypatch)
+
+
+def test_a_changed_or_moved_byte_changes_the_kernels_digest():
+    x = torch.randint(-128, 128, (20 * 4096,), dtype=torch.int8, device="cuda")
+    x[10], x[11], x[4096 + 10] = 1, 2, 3  # the bytes moved below differ
+    seen = {str(tensors.digest([x]))}
+    for change in ("byte", "along", "down"):
+        y = x.clone()
+        if change == "byte":
+            y[5000] += 1
+        elif change == "along":
+            y[[10, 11]] = y[[11, 10]]
+        else:
+            y[[10, 4096 + 10]] = y[[4096 + 10, 10]]
+        seen.add(str(tensors.digest([y])))
+    assert len(seen) == 4
