@@ -16,6 +16,8 @@ keys is ignored. Only the compiler runs inside ``sandbox`` (no network, the tool
 ``build_dir`` writable, an unprivileged uid). The result is read back, copied into a fresh file of
 the cache owned by kforge and published with an atomic rename, so candidates (which see the cache
 read-only) load exactly the build of the source they named, and nothing a compiler run left behind.
+A load_inline CUDA source is compiled against torch/types.h first (cuda_header_choice), and as
+written where that does not build.
 """
 
 import json
