@@ -10,6 +10,7 @@ line per build and a summary line."""
 
 import argparse
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -35,7 +36,7 @@ class _Captured(Exception):
 def captured_params(candidate: str) -> dict:
     """load_inline's arguments as the candidate passes them (the module stops at that call)."""
     original = cpp_extension.load_inline
-    signature = __import__("inspect").signature(original)
+    signature = inspect.signature(original)
     seen = {}
 
     def capture(*args, **kwargs):
@@ -95,8 +96,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="inline-build-") as root:
         plain, plain_s = plain_build(params, root)
         built, kforge_s, headers = kforge_build(params, root)
-        function = (params["functions"] or ["forward"])[0] if isinstance(params["functions"], list) else next(
-            iter(params["functions"]))
+        functions = params["functions"]
+        function = functions if isinstance(functions, str) else next(iter(functions))
         same = None
         if torch.cuda.is_available():
             x = torch.randn(*[int(v) for v in args.input_shape.split(",")], device="cuda")

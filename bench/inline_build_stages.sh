@@ -11,23 +11,15 @@ source "$ROOT/bench/gpu_env.sh"
 out=${1:?usage: inline_build_stages.sh OUT_DIR [CANDIDATE]}
 candidate=${2:-$ROOT/bench/realsize/candidates/19_ReLU.py}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$out" "$work/plain" "$work/pch" "$work/light/torch"
+mkdir -p "$out" "$work/pch" "$work/light/torch"
 : >"$out/main.txt"
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$("$PYTHON" -c "import torch; print('%d.%d' % torch.cuda.get_device_capability())" 2>/dev/null || echo 9.0)}
-"$PYTHON" - "$candidate" "$work/plain" <<'PY' | tee "$out/plain.txt"
-import importlib.util, sys, time
-from torch.utils import cpp_extension
-original = cpp_extension.load_inline
-def timed(*args, **kwargs):
-    kwargs.update(build_directory=sys.argv[2], verbose=False)
-    start = time.perf_counter()
-    try:
-        return original(*args, **kwargs)
-    finally:
-        print(f"plain load_inline {time.perf_counter() - start:.1f} s", flush=True)
-cpp_extension.load_inline = timed
-spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
-spec.loader.exec_module(importlib.util.module_from_spec(spec))
+# The plain build as bench/inline_build.py makes it (the architectures kforge's builder uses).
+"$PYTHON" - "$ROOT/bench" "$candidate" "$work" <<'PY' | tee "$out/plain.txt"
+import sys
+sys.path.insert(0, sys.argv[1])
+from inline_build import captured_params, gpu_env, plain_build
+gpu_env.apply()
+print(f"plain load_inline {plain_build(captured_params(sys.argv[2]), sys.argv[3])[1]:.1f} s")
 PY
 cp "$ROOT/worker/kforge_worker/cuda_headers/torch/extension.h" "$work/light/torch/"
 printf '#include <torch/extension.h>\n' > "$work/pch/torch_extension.h"

@@ -98,9 +98,10 @@ json to_json(const FreshTiming& measured, double claimed_ms) {
   json rounds = json::array();
   json blocks = json::array();
   for (const FreshRound& r : measured.rounds) {
+    const std::vector<double> seen = r.seen_calls_ms();
     rounds.push_back({{"fresh_calls_ms", r.fresh_calls_ms()},
-                      {"seen_calls_ms", r.seen_calls_ms()},
-                      {"seen_lower_quartile_ms", lower_quartile(r.seen_calls_ms())},
+                      {"seen_calls_ms", seen},
+                      {"seen_lower_quartile_ms", lower_quartile(seen)},
                       {"looks_cached", round_looks_cached(r, claimed_ms)}});
     for (const auto& block : r.blocks_ms) blocks.push_back(block);
   }

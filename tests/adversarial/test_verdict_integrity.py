@@ -20,7 +20,11 @@ from adversarial_support import CHEAT_SIZES, HERE, problem
 # The default 30 repetitions (6 blocks of 5): enough picked repetitions that a candidate cheating on
 # most timed calls is caught every time.
 TIMED_RUN = ["--no-compile-baseline", "--warmup", "1", "--seed", "7"]
-QUICK = ["--no-compile-baseline", "--reps", "10", "--warmup", "1", "--seed", "7"]
+def quick(reps: int = 10) -> list:
+    return ["--no-compile-baseline", "--reps", str(reps), "--warmup", "1", "--seed", "7"]
+
+
+QUICK = quick()
 
 # candidate -> (problem, the check that must fail)
 TIMING_AWARE = {
@@ -171,8 +175,7 @@ def test_a_content_cache_that_slows_some_hits_on_purpose_is_rejected(kforge):
     # still a hit, and so is the lower quartile of the calls on seen sets. At kforge's default 30 timed
     # repetitions: with 10, four of them slowed and one hit stalled by load made the median a stall (1
     # run in 8 under 2 busy loops, judged correct).
-    reps30 = [a if a != "10" else "30" for a in QUICK]
-    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_jittered.py", *reps30,
+    proc, result = kforge.eval(problem("matmul"), HERE / "cheats" / "content_cache_jittered.py", *quick(30),
                                *CHEAT_SIZES["content_cache_jittered"], "--sol-slack", "1000")
     assert result is not None, proc.stdout + proc.stderr
     assert result["status"] == "rejected" and result["error"]["kind"] == "suspicious", _summary(result)

@@ -94,12 +94,13 @@ def sums(flat: torch.Tensor, weights: torch.Tensor) -> Optional[list]:
     aligned) with the weight matrix ``weights`` (ROW x 8), or None where the kernel cannot run here."""
     if not flat.is_cuda or flat.data_ptr() % 16 or not _kernels.usable(flat.device):
         return None
-    out = torch.zeros(10, dtype=torch.int64, device=flat.device)
     n = flat.numel()
+    if n == 0:
+        return [0] * 10
+    out = torch.zeros(10, dtype=torch.int64, device=flat.device)
     sms = torch.cuda.get_device_properties(flat.device).multi_processor_count
     grid = max(1, min((n + 16 * BLOCK - 1) // (16 * BLOCK), sms * BLOCKS_PER_SM))
-    data = flat if n else torch.zeros(16, dtype=torch.int8, device=flat.device)
-    if not _kernels.launch("digest_bytes", flat.device, grid, BLOCK, (data, n, _table(weights), out)):
+    if not _kernels.launch("digest_bytes", flat.device, grid, BLOCK, (flat, n, _table(weights), out)):
         return None
     return [int(v) for v in out.tolist()]
 
