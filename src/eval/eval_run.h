@@ -85,6 +85,9 @@ struct EvalRun {
   int timing_sets = 0;                                      // input sets the timed calls rotate through
   bool lean_timing = false;  // trials of 1 GiB+ on the device: fewer timing sets and kept outputs (timing_phase.h)
   int pipelined_from = 0;    // the first trial that overlaps its neighbours, -1 for none (correctness.cc)
+  // The device memory this evaluation may count on: the whole budget where it runs alone, else its
+  // reservation (memory_phase.cc). The reference overlaps lean trials only within it.
+  std::optional<std::uint64_t> device_share_bytes;
   std::vector<int> timing_trials;                           // the trial whose inputs each of those sets is
   bool reference_mutates_inputs = false;                    // the reference changes its own inputs
   RepetitionSampler sampler;                                // input schedules and checked repetitions

@@ -62,6 +62,7 @@ std::optional<MemoryTicket> reserve_device_memory(EvalRun& run, int processes, b
     spdlog::debug("{}: waiting for memory on {}: {}", opt.candidate.filename().string(), opt.device, why);
     run.phase("waiting for memory: " + why);
   });
+  if (bytes) run.device_share_bytes = device_share_bytes(ticket.alone(), ticket.budget_bytes(), *bytes);
   run.doc["memory"] = {{"estimate_bytes", bytes ? json(*bytes) : json()},
                        {"processes", processes},
                        {"estimate", estimate},

@@ -31,6 +31,12 @@ inline constexpr std::uint64_t kCudaContextBytes = 544ull << 20;
 std::optional<std::uint64_t> evaluation_bytes(const nlohmann::json& estimate, int processes, bool timing, int block,
                                               std::uint64_t context_bytes = 0);
 
+// The device memory an evaluation may count on once started: the whole `budget` where it runs alone,
+// else its own `estimate` (the reference overlaps lean trials only within it: reference.py).
+inline std::uint64_t device_share_bytes(bool alone, std::uint64_t budget, std::uint64_t estimate) {
+  return alone ? budget : estimate;
+}
+
 // Asks the reference for the estimate, records it in run.doc["memory"] and waits until `processes`
 // workers holding it may start on the device (all of it alone when `alone`, or when the estimate is
 // unknown). nullopt when the reference failed (run is then decided).

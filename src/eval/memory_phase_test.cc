@@ -30,6 +30,11 @@ TEST(EvaluationBytes, EveryProcessAndTheTimedOutputsEachCandidateKeeps) {
   EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 60u);  // each worker's CUDA context
 }
 
+TEST(DeviceShare, TheWholeBudgetAloneElseTheEvaluationsOwnEstimate) {
+  EXPECT_EQ(device_share_bytes(true, 100ull << 30, 40ull << 30), 100ull << 30);
+  EXPECT_EQ(device_share_bytes(false, 100ull << 30, 40ull << 30), 40ull << 30);
+}
+
 json finished(const char* status, json error, bool shared, bool alone = false) {
   return {{"status", status}, {"error", error}, {"memory", {{"shared_device", shared}, {"alone", alone}}}};
 }

@@ -40,6 +40,7 @@ bool load_problem(EvalRun& run, const json& overrides, const std::string& tag, j
                {"shared_dir", run.reference_shared.string()},
                {"tag", tag},
                {"variants", tag == "main" ? run.opt.shapes : 0}};
+  if (run.device_share_bytes) args["device_share_bytes"] = *run.device_share_bytes;
   WorkerReply r = run.ref->request("load_problem", args, Seconds(run.opt.reference_timeout_s));
   if (r.kind != WorkerReply::kOk) {
     if (tag != "main") {

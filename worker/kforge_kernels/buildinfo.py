@@ -15,3 +15,9 @@ def record(path: str, key: str, cache_hit: bool, seconds: float, **extra) -> Non
 def events() -> list:
     with _lock:
         return list(_events)
+
+
+def forget() -> None:
+    """Drops the events so far: what a worker built for its own checks is not the candidate's."""
+    with _lock:
+        _events.clear()

@@ -48,14 +48,15 @@ def main(argv=None) -> int:
         protocol.serve({}, fallback=_cannot_import_torch(exc))
         return 0
 
-    from kforge_worker import gpu_env, session
+    from kforge_worker import compare, gpu_env, precision, runtime_checks, session, tensors
 
     gpu_env.apply()
     if args.role == "reference":
         from kforge_worker.reference import ReferenceSession
 
         handlers = ReferenceSession().handlers()
-        handlers["warm"] = session.warm
+        handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, compare.ready_device,
+                                                                  precision.ready_device))
         protocol.serve(handlers, after=session.after_command)
     else:
         from kforge_kernels import hooks
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
         hooks.install()
         handlers = CandidateSession().handlers()
         handlers["compile"] = compile_only.compile_candidate
-        handlers["warm"] = session.warm
+        handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, runtime_checks.ready_device))
         protocol.serve(handlers, after=session.after_command)
     sys.stdout.flush()
     return 0

@@ -49,6 +49,13 @@ def compare(expected, got, path: str = "output", tol_scale: float = 1.0) -> dict
     return stats
 
 
+def ready_device(device: torch.device) -> None:
+    """A first comparison on ``device`` at a size that takes device_compare's kernels: built and
+    loaded before a trial's check needs them."""
+    values = torch.zeros(device_compare.MIN_ELEMENTS, device=device)
+    compare(values, values.clone())
+
+
 def _fail(path: str, reason: str, message: str, **details) -> None:
     raise Mismatch({"path": path, "reason": reason, "message": f"{path}: {message}", **details})
 

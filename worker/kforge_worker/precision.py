@@ -14,6 +14,7 @@ fp16 inside the kernel are then allowed within the stated tolerance).
 """
 
 import copy
+import math
 from typing import Optional
 
 import torch
@@ -84,22 +85,32 @@ class Float64Reference:
         for i, (r, r64) in enumerate(zip(_leaves(reference_outputs), outputs64 or [])):
             if not r.is_floating_point() or r.numel() == 0 or r.dtype == torch.float64 and r64.dtype != torch.float64:
                 continue
-            all_finite = all(compare.all_finite(c) for (c,) in _chunks(r64))
-            if not all_finite and not any(bool(torch.isfinite(c).any()) for (c,) in _chunks(r64)):
-                continue
+            # One pass for both: a NaN or an infinity anywhere shows in the smallest or largest value.
+            low, high = _value_range(r64)
+            all_finite = math.isfinite(low) and math.isfinite(high)
+            if not all_finite:
+                if not any(bool(torch.isfinite(c).any()) for (c,) in _chunks(r64)):
+                    continue
+                low, high = _finite_range(r64)
             err_ref = _max_error(r, r64, all_finite)
-            low, high = _finite_range(r64, all_finite)
             floor = ULPS * torch.finfo(r.dtype).eps * max(-low, high)
             self.entries.append({"output": i, "reference": r, "r64": r64, "all_finite": all_finite,
                                  "err_ref": err_ref, "limit": K * err_ref + floor})
 
 
-def _finite_range(r64: torch.Tensor, all_finite: bool):
-    """min and max of r64's finite entries (with 0 among them where some are not finite)."""
+def _value_range(r64: torch.Tensor):
+    """min and max of r64 (NaN where it holds one), chunk by chunk."""
+    return _range(c for (c,) in _chunks(r64))
+
+
+def _finite_range(r64: torch.Tensor):
+    """min and max of r64's finite entries, with 0 among them (for an r64 where some are not finite)."""
+    return _range(c.double().masked_fill(~torch.isfinite(c), 0) for (c,) in _chunks(r64))
+
+
+def _range(chunks):
     low = high = None
-    for (c,) in _chunks(r64):
-        if not all_finite:
-            c = c.double().masked_fill(~torch.isfinite(c), 0)
+    for c in chunks:
         lo, hi = torch.aminmax(c)
         low = lo if low is None else torch.minimum(low, lo)
         high = hi if high is None else torch.maximum(high, hi)
@@ -111,7 +122,7 @@ def _max_error(x: torch.Tensor, r64: torch.Tensor, all_finite: bool) -> float:
     chunk. A non-finite x where r64 is finite gives inf or nan, which fails the audit."""
     worst = None
     for xc, rc in _chunks(x, r64):
-        diff = xc.to(device=rc.device, dtype=torch.float64, copy=True).sub_(rc).abs_()
+        diff = torch.sub(xc.to(rc.device), rc.double()).abs_()  # in float64 by promotion: no float64 copy of x
         if not all_finite:
             diff.masked_fill_(~torch.isfinite(rc), 0)
         m = diff.max()
@@ -124,6 +135,13 @@ def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.device != b.device or a.dtype != b.dtype or a.shape != b.shape:
         return False
     return all(torch.equal(ac, bc) for ac, bc in _chunks(a, b))
+
+
+def ready_device(device: torch.device) -> None:
+    """An audit of a small output on ``device``, for a worker's warm-up: the kernels it launches
+    are loaded before a trial's audit needs them."""
+    reference = torch.linspace(-1, 1, 64, device=device)
+    audit(reference, reference + 1e-7, [reference.double()], "strict")
 
 
 def audit(reference_outputs, candidate_outputs, outputs64, policy: str) -> Optional[dict]:

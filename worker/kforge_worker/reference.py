@@ -42,6 +42,7 @@ class ReferenceSession:
         self.guard = Guard()  # static checks, calibration, precision audit, speed of light
         self.timer = None
         self.shared_dir = "."
+        self.device_share = None  # bytes kforge reserved for the evaluation (load_problem's device_share_bytes)
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
         self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean host path)
         # On a GPU, at sizes where every trial-sized set counts (device_transport.lean): trials in turn,
@@ -57,6 +58,7 @@ class ReferenceSession:
         session.set_precision(req.get("precision", "strict"))
         self.guard.policy = req.get("precision", "strict")
         self.shared_dir = req["shared_dir"]
+        self.device_share = req.get("device_share_bytes")
         path = transport.socket_path(self.shared_dir)
         overrides = {k: problem.parse_value(v) if isinstance(v, str) else v for k, v in req.get("overrides", {}).items()}
         self.module = problem.load_problem(req["problem"], overrides)
@@ -110,16 +112,23 @@ class ReferenceSession:
     def _pipelined_from(self) -> int:
         """The first trial kforge may overlap with its neighbours (the candidate runs trial t+1
         while this process checks trial t and draws trial t+2), or -1 for none. Small trials overlap
-        from the first. Lean trials on the device path run alone through the last trial the float64
-        audit may pick (Guard.LAST_AUDITED_TRIAL: the audit needs the device to itself, and a switch
-        at a fixed trial tells the candidate nothing about which one it was), then overlap where
-        their outputs are no larger than their inputs: two trials at once then hold 4 I + 4 O and
-        3 I + 6 O at most, within the 5 I + 4 O the device path is admitted with (device_transport).
-        The lean host path runs every trial alone."""
+        from the first. Lean trials on the device path overlap where their outputs are no larger than
+        their inputs: two trials at once then hold 4 I + 4 O and 3 I + 6 O at most, within the 5 I +
+        4 O the device path is admitted with (device_transport). They do so from the first where the
+        device's free memory, and what kforge reserved for the evaluation (``device_share_bytes``),
+        also hold the float64 audit's forward beside that; otherwise they run alone through the last
+        trial the audit may pick (Guard.LAST_AUDITED_TRIAL), which then has the device to itself.
+        Either way the switch is fixed before any trial, so it tells the candidate nothing about
+        which trial was audited. The lean host path runs every trial alone."""
         if not self.lean:
             return 0
         figures = self._memory_figures() or {}
         if self.on_device and 0 < int(figures.get("output_bytes", 0)) <= int(figures.get("input_bytes", 0)):
+            room = memory_estimate.device_memory(self.device)["free_bytes"]
+            if self.device_share is not None:
+                room = min(room, int(self.device_share))
+            if device_transport.within_share(device_transport.device_bytes(figures) + Guard.float64_bytes(self), room):
+                return 0
             return Guard.LAST_AUDITED_TRIAL + 1
         return -1
 

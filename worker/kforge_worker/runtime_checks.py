@@ -331,6 +331,15 @@ class Watch:
 SETTLE_S = 0.02
 
 
+def ready_device(device: torch.device) -> None:
+    """The snapshot of an output and the comparison with it, once per common floating dtype on
+    ``device``, for a worker's warm-up: CUDA loads a kernel at its first launch in a process, and
+    that took the first trial's comparison 60 ms on an H200."""
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        t = torch.zeros(4, dtype=dtype, device=device)
+        _unchanged(t, take_snapshots([t], on_device=True)[0])
+
+
 def take_snapshots(outputs, on_device: bool = False) -> list:
     """A copy of every output tensor (None where one cannot be copied), in _leaves() order: on the
     host, or with ``on_device`` beside the output (a copy on the current stream, like the host one)."""

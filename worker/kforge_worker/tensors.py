@@ -130,6 +130,12 @@ def digest(obj) -> list:
     return out
 
 
+def ready_digest(device: torch.device) -> None:
+    """A first digest on ``device``: its weights and the kernel (or the operator path's setup) are
+    ready before a trial needs them."""
+    digest(torch.zeros(_DIGEST_ROW * _MIN_ROWS + 1, dtype=torch.uint8, device=device))
+
+
 def _weights(row: int, device: torch.device) -> torch.Tensor:
     key = (row, str(device))
     if key not in _WEIGHTS:

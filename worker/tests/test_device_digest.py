@@ -1,5 +1,10 @@
 """device_digest: the digest kernel gives tensors.digest's sums bit for bit (needs an NVIDIA GPU)."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -48,3 +53,30 @@ def test_a_changed_or_moved_byte_changes_the_kernels_digest():
             y[[10, 4096 + 10]] = y[[4096 + 10, 10]]
         seen.add(str(tensors.digest([y])))
     assert len(seen) == 4
+
+
+def test_a_workers_warm_up_builds_its_kernels_before_any_trial(tmp_path):
+    # A fresh process with an empty private cache, as a sandboxed candidate starts: the warm-up
+    # builds the digest and compare kernels, reports none of it as the candidate's builds, and the
+    # first digest of a trial-sized tensor afterwards builds nothing.
+    code = """
+import json, torch
+from kforge_kernels import buildinfo, cuda
+from kforge_worker import compare, device_compare, device_digest, precision, runtime_checks, session, tensors
+seen = []
+real = cuda._record
+cuda._record = lambda *a, **k: (seen.append(a[2]), real(*a, **k))
+session.warm({"device": "cuda"}, checks=(tensors.ready_digest, compare.ready_device, precision.ready_device,
+                                         runtime_checks.ready_device))
+after_warm = list(seen)
+tensors.digest(torch.ones(1 << 24, device="cuda"))
+print(json.dumps({"warm": after_warm, "after": seen[len(after_warm):], "reported": buildinfo.events(),
+                  "digest": device_digest.unavailable_reason(), "compare": device_compare.unavailable_reason()}))
+"""
+    worker = os.path.dirname(os.path.dirname(tensors.__file__))
+    env = {**os.environ, "KFORGE_LAUNCH_CACHE": str(tmp_path), "PYTHONPATH": worker}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert facts["digest"] is None and facts["compare"] is None
+    assert facts["warm"] == [False, False]  # two modules, built (not cache hits) in the warm-up
+    assert facts["after"] == [] and facts["reported"] == []

@@ -174,8 +174,9 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
                                                     "same_tensors": SAME_TENSORS}, device, lean)
     assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
     assert out["lean"] is (lean == "lean")
-    # Lean trials overlap only after those the float64 audit may pick (outputs no larger than inputs).
-    assert out["pipelined_from"] == (5 if lean == "lean" else 0)
+    # Lean trials with room for the float64 audit beside two trials overlap from the first, as small
+    # ones do (the rule on its own: test_lean_trials_overlap_from_the_first_where_the_audit_fits_beside_two).
+    assert out["pipelined_from"] == 0
     kept = [0, 1] if lean == "lean" else [0, 1, 2]
     assert {"outputs", "output_bytes", "seconds"} <= set(out["first_reply"])
     # Every trial matches, no input mutation; the first is audited against float64.
@@ -212,3 +213,30 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
     # the same tensors every time keeps a copy.
     assert out["redraw"] is True and out["inputs_kept"] == []
     assert out["same_tensors"] == [False, True]
+
+
+@pytest.mark.parametrize("free_gib, share_gib, output_gib, on_device, expected", [
+    (140, None, 0.001, True, 0),   # 5 I + 4 O, the forward's temporaries and the audit fit: from the first
+    (140, 60, 0.001, True, 5),     # within the evaluation's reservation they do not
+    (60, None, 0.001, True, 5),    # the audit needs the device to itself: after the trials it may pick
+    (140, None, 9, True, -1),      # outputs larger than inputs: every trial in turn
+    (140, None, 0.001, False, -1), # the lean host path: every trial in turn
+])
+def test_lean_trials_overlap_from_the_first_where_the_audit_fits_beside_two(monkeypatch, free_gib, share_gib,
+                                                                            output_gib, on_device, expected):
+    from types import SimpleNamespace
+
+    from kforge_worker import memory_estimate, reference
+
+    gib = 1 << 30
+    ref = reference.ReferenceSession()
+    ref.lean, ref.device = True, "cuda"
+    ref.exchange = SimpleNamespace(mode="vmm" if on_device else "host", close=lambda: None)
+    ref.device_share = None if share_gib is None else share_gib * gib
+    # 96_HuberLoss at its own size: 8 GiB of inputs, a scalar out, the forward's peak half the inputs.
+    figures = {"input_bytes": 8 * gib, "output_bytes": int(output_gib * gib), "forward_peak_bytes": 4 * gib,
+               "parameter_bytes": 0}
+    monkeypatch.setattr(ref, "_memory_figures", lambda: figures)
+    monkeypatch.setattr(memory_estimate, "device_memory",
+                        lambda device: {"free_bytes": free_gib * gib, "total_bytes": 141 * gib})
+    assert ref._pipelined_from() == expected

@@ -80,6 +80,16 @@ def test_precision_audit_skips_non_finite_entries_and_leaves_its_arguments_alone
     assert torch.equal(ref.nan_to_num(), kept.nan_to_num()) and torch.equal(r64[0].nan_to_num(), x.nan_to_num())
 
 
+@pytest.mark.parametrize("values, finite, largest", [([1.0, -3.0, 2.0], True, 3.0), ([1.0, -3.0, float("inf")], False, 3.0),
+                                                     ([float("nan"), 2.0], False, 2.0), ([float("-inf"), -0.5], False, 0.5)])
+def test_the_audits_floor_comes_from_the_largest_finite_float64_value(values, finite, largest):
+    r64 = torch.tensor(values, dtype=torch.float64)
+    entry = precision.Float64Reference(r64.float(), [r64]).entries[0]
+    assert entry["all_finite"] is finite
+    assert entry["err_ref"] == 0.0  # the float32 values are exact where finite
+    assert entry["limit"] == precision.ULPS * torch.finfo(torch.float32).eps * largest
+
+
 def test_precision_audit_with_the_reference_side_prepared_once_gives_the_same_numbers():
     x = torch.randn(1000)
     ref = torch.tanh(x)

@@ -119,3 +119,31 @@ def test_between_trials_cached_device_memory_is_kept_only_while_half_the_device_
     state["free"] = 60 * gib  # under half of 140 GiB
     session.after_command("run", 0.0)
     assert state["emptied"] == 5
+
+
+def test_warm_runs_the_roles_first_gpu_calls_only_on_a_gpu():
+    called = []
+    session.warm({"device": "cpu", "threads": 0}, checks=(called.append,))
+    assert called == []  # a CPU worker has no kernels of its own to ready
+
+
+def test_a_warm_up_check_that_fails_leaves_the_failure_to_the_trial_that_needs_it(monkeypatch):
+    monkeypatch.setattr(session, "setup", lambda device, threads: None)  # a GPU worker on a machine without one
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: None)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    ran = []
+
+    def broken(device):
+        ran.append(device.type)
+        raise RuntimeError("no kernel for this device")
+
+    reply = session.warm({"device": "cuda", "threads": 0}, checks=(broken, ran.append))
+    assert reply["seconds"] >= 0 and [getattr(d, "type", d) for d in ran] == ["cuda", "cuda"]
+
+
+def test_the_warm_up_checks_run_their_first_calls_anywhere():
+    # On a GPU they load the kernels a first trial would; on the CPU the same calls simply run.
+    from kforge_worker import compare, precision, runtime_checks, tensors
+
+    for check in (tensors.ready_digest, compare.ready_device, precision.ready_device, runtime_checks.ready_device):
+        check(torch.device("cpu"))
