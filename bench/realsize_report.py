@@ -1,8 +1,10 @@
 """The real-size table: per problem, kforge's verdict, speedup and per-trial cost next to the
-one-process floor and KernelBench's own harness, from the JSON lines bench/realsize.sh wrote.
+one-process floor and KernelBench's own harness, from the JSON lines bench/realsize.sh wrote, and
+each side's first trial beside its later ones (kforge's from the evaluation's timeline).
     python bench/realsize_report.py RESULTS_DIR   (writes RESULTS_DIR/summary.md and prints it)"""
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -31,9 +33,30 @@ def kforge_row(results: Path, name: str) -> dict:
     phases = result.get("phases_s") or {}
     per_trial = phases.get("correctness_trials", 0) / trials if trials else None
     return {"status": result.get("status"), "speedup": result.get("speedup_vs_eager"), "per_trial_s": per_trial,
+            "trials": trials,
             "wall_s": result.get("wall_seconds"), "ci": [((result.get("speedup") or {}).get("vs_eager") or {}).get(k) for k in ("ci_low", "ci_high")],
             "transport": (result.get("env") or {}).get("device_transport"),
             "retried": [r.get("device_transport") for r in (result.get("memory") or {}).get("retries") or []]}
+
+
+def kforge_trial_ms(results: Path, name: str, trials: int):
+    """(trial 0, the median later trial) in ms of worker work, from the evaluation's timeline
+    (bench/memlog.py --timeline), over the main trials that ran in turn (make_trial, the candidate's
+    run, check; at most ``trials``): where trials overlap, work no longer adds up to time. The
+    waits between commands are not in it. None without a timeline or two such trials."""
+    path = results / f"kforge-{Path(name).stem}.timeline"
+    if not path.exists():
+        return None
+    order, work = ("make_trial", "run", "check"), []
+    for line in path.read_text().splitlines()[1:]:
+        cells = line.split()  # at, role, command, gap, work, release, reply
+        if len(cells) < 7 or cells[2] not in order + ("prepare_timing",):
+            continue
+        if cells[2] != order[len(work) % 3]:
+            break  # timing began, or trials overlap from here on
+        work.append(float(cells[4]))
+    per_trial = [sum(work[i:i + 3]) for i in range(0, len(work) - 2, 3)][:trials]
+    return (per_trial[0], statistics.median(per_trial[1:])) if len(per_trial) > 1 else None
 
 
 def kforge_cell(kf: dict, run: dict) -> str:
@@ -75,8 +98,8 @@ def main() -> int:
              "The floor disables TF32 (kforge's strict precision); KernelBench leaves cuDNN's TF32 on, so its",
              "convolutions run faster on both sides.", "",
              "| problem | input | floor: speedup | KernelBench: correct, speedup (mean ± std ms), eval wall | kforge: status, speedup | "
-             "per trial: floor / kforge | cold build: load_inline / kforge |",
-             "|---|---:|---:|---|---|---|---:|"]
+             "per trial: floor / kforge | trial 0, later trials (ms): floor; kforge | cold build: load_inline / kforge |",
+             "|---|---:|---:|---|---|---|---|---:|"]
     for name in names:
         f, k, b, kf = floor.get(name, {}), kb.get(name, {}), builds.get(name, {}), kforge_row(results, name)
         kb_cell = "–"
@@ -90,8 +113,12 @@ def main() -> int:
         trial_cell = f"{fmt(floor_trial, '.3f', ' s')} / {fmt(kf.get('per_trial_s'), '.3f', ' s')}"
         if ratio:
             trial_cell += f" ({ratio:.1f}×)"
+        floor_ms = [1e3 * t for t in f.get("trial_s") or []]
+        floor_split = (floor_ms[0], statistics.median(floor_ms[1:])) if len(floor_ms) > 1 else None
+        split = "; ".join("–" if x is None else f"{x[0]:.0f}, {x[1]:.0f}"
+                          for x in (floor_split, kforge_trial_ms(results, name, kf.get("trials") or 0)))
         lines.append(f"| {name} | {fmt((f.get('input_bytes') or 0) / 1e9, '.2f', ' GB')} | "
-                     f"{fmt(f.get('speedup_vs_eager'), '.2f', '×')} | {kb_cell} | {kf_cell} | {trial_cell} | "
+                     f"{fmt(f.get('speedup_vs_eager'), '.2f', '×')} | {kb_cell} | {kf_cell} | {trial_cell} | {split} | "
                      f"{fmt((b.get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} / "
                      f"{fmt((prebuilds.get(name, {}).get('build_ms') or 0) / 1e3 or None, '.0f', ' s')} |")
     relu512 = [r for r in runs if r.get("set")]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Where one `kforge eval` spends its time inside the workers: py-spy samples every kforge process
-# (reference, sandboxed candidate, builder) and bench/worker_profile.py sums them per worker.
+# (reference, sandboxed candidate, builder) and bench/worker_profile.py sums them per worker; with
+# FORMAT=speedscope, bench/trial_profile.py puts each trial command's first run beside its third.
 #   bash bench/worker_profile.sh PROBLEM CANDIDATE [kforge eval flags...]
 # Environment: PYSPY (default: py-spy on PATH; `pip install py-spy`), PYTHON and KFORGE_BIN as in
 # bench/gpu_env.sh, RESULTS (default $OUT, else bench/results/worker-profile-<date>).
@@ -16,6 +17,16 @@ PYSPY=${PYSPY:-$(command -v py-spy)}
 RESULTS=${RESULTS:-${OUT:-$ROOT/bench/results/worker-profile-$(date +%Y%m%d-%H%M%S)}}
 mkdir -p "$RESULTS"
 name=$(basename "$candidate" .py)
+if [ "${FORMAT:-raw}" = speedscope ]; then  # ordered samples: one command's first run beside a later one
+  "$PYSPY" record --subprocesses --nonblocking --idle --format speedscope -r 1000 -o "$RESULTS/$name.speedscope.json" -- \
+    "$KFORGE" eval "$problem" "$candidate" --python "$PYTHON" --json "$RESULTS/$name.json" "$@" \
+    >"$RESULTS/$name.txt" 2>&1
+  echo "kforge eval exit $?; $(grep -m1 '^status:' "$RESULTS/$name.txt"); $(grep -m1 '^evaluated in' "$RESULTS/$name.txt")"
+  for command in make_trial run check; do
+    "$PYTHON" "$ROOT/bench/trial_profile.py" "$RESULTS/$name.speedscope.json" --command "$command" --occurrences 0,2
+  done | tee "$RESULTS/$name.trials.txt"
+  exit 0
+fi
 "$PYSPY" record --subprocesses --nonblocking --format raw -r 100 -o "$RESULTS/$name.samples" -- \
   "$KFORGE" eval "$problem" "$candidate" --python "$PYTHON" --json "$RESULTS/$name.json" "$@" \
   >"$RESULTS/$name.txt" 2>&1
