@@ -4,7 +4,7 @@ here), each into empty folders. Then both libraries are loaded and called on the
 their outputs must be equal. With --fallback the CUDA source also calls a function only
 torch/extension.h declares, so kforge's lighter first attempt fails and it builds the source as
 written: the cost of that path.
-    python bench/inline_build.py CANDIDATE [--fallback] [--json OUT] [--input-shape 4096,1024]
+    python bench/inline_build.py CANDIDATE [--fallback] [--unsplit] [--json OUT] [--input-shape 4096,1024]
 Run with the worker's interpreter on a machine with nvcc (and a GPU for the call). Prints one JSON
 line per build and a summary line."""
 
@@ -66,14 +66,22 @@ def plain_build(params: dict, root: str) -> tuple:
     return module, time.perf_counter() - start
 
 
-def kforge_build(params: dict, root: str) -> tuple:
-    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(root, "extensions")
+def kforge_build(params: dict, root: str, lanes: bool = True) -> tuple:
+    """kforge's builder; without ``lanes``, with nvcc's passes in turn as nvcc runs them (PYTORCH_NVCC
+    names nvcc itself, which the builder then leaves alone)."""
+    label = "kforge" if lanes else "kforge-unsplit"
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(root, label, "extensions")
     os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"])
-    build_dir = os.path.join(root, "kforge")
+    build_dir = os.path.join(root, label, "build")
     os.makedirs(build_dir)
     request = {k: v for k, v in params.items() if k in inline_cache.BUILD_ARGUMENTS}
+    if not lanes:
+        os.environ["PYTORCH_NVCC"] = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "bin", "nvcc")
     start = time.perf_counter()
-    reply = sandboxed_build.build_load_inline({"kind": "load_inline", "params": request}, [], build_dir, 900)
+    try:
+        reply = sandboxed_build.build_load_inline({"kind": "load_inline", "params": request}, [], build_dir, 900)
+    finally:
+        os.environ.pop("PYTORCH_NVCC", None)
     seconds = time.perf_counter() - start
     module = cpp_extension._import_module_from_library(reply["name"], reply["path"], True)
     return module, seconds, reply.get("cuda_headers")
@@ -84,6 +92,8 @@ def main() -> int:
     parser.add_argument("candidate")
     parser.add_argument("--fallback", action="store_true")
     parser.add_argument("--input-shape", default="4096,1024")
+    parser.add_argument("--unsplit", action="store_true",
+                        help="also build through kforge's builder with nvcc's passes in turn (no nvcc_lanes)")
     parser.add_argument("--json")
     args = parser.parse_args()
     gpu_env.apply()  # both build for the architectures kforge's builder uses
@@ -96,6 +106,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="inline-build-") as root:
         plain, plain_s = plain_build(params, root)
         built, kforge_s, headers = kforge_build(params, root)
+        unsplit_s = kforge_build(params, root, lanes=False)[1] if args.unsplit else None
         functions = params["functions"]
         function = functions if isinstance(functions, str) else next(iter(functions))
         same = None
@@ -104,6 +115,8 @@ def main() -> int:
             same = bool(torch.equal(getattr(plain, function)(x.clone()), getattr(built, function)(x.clone())))
     rows = [{"build": "load_inline", "seconds": round(plain_s, 2)},
             {"build": "kforge", "seconds": round(kforge_s, 2), "cuda_headers": headers}]
+    if unsplit_s is not None:
+        rows.append({"build": "kforge, nvcc unsplit", "seconds": round(unsplit_s, 2), "cuda_headers": headers})
     summary = {"candidate": os.path.basename(args.candidate), "fallback": args.fallback, "builds": rows,
                "kforge_over_load_inline": round(kforge_s / plain_s, 3), "same_outputs": same,
                "cpus": os.cpu_count(), "torch": torch.__version__,

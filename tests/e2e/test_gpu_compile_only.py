@@ -2,6 +2,8 @@
 cuda candidate builds (NVRTC, sm_90a), build failures come back as compile_error with the compiler's
 lines, and Triton candidates are checked for correctness in Triton's interpreter on the CPU."""
 
+import re
+
 import pytest
 
 from e2e_support import ROOT, candidate
@@ -61,3 +63,18 @@ def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
                                "--compile-only", "--trials", "1")
     assert proc.returncode == 1
     assert result["status"] == "incorrect"
+
+
+def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path):
+    """KernelBench's usual candidate: kforge's sandboxed builder compiles its cuda.cu against
+    torch/types.h, with nvcc's passes in two lanes, whose module id names the anonymous namespace."""
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("load_inline_cuda"), "--target", "cuda",
+                               "--compile-only", env={**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert result["status"] == "compiled", result
+    [event] = result["build"]["events"]
+    assert event["path"] == "load_inline" and event["cuda_headers"] == "torch/types.h" and not event["cache_hit"]
+    [library] = (tmp_path / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
+    # nvcc_lanes.module_id's shape (_HASH_LENGTH_NAME, the kernel's name right after it); nvcc's own
+    # id goes on with more of its own.
+    assert re.search(rb"_GLOBAL__N__[0-9a-f]{8}_7_cuda_cu\d+relu_kernel", library.read_bytes())

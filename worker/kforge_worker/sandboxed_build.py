@@ -17,7 +17,7 @@ keys is ignored. Only the compiler runs inside ``sandbox`` (no network, the tool
 the cache owned by kforge and published with an atomic rename, so candidates (which see the cache
 read-only) load exactly the build of the source they named, and nothing a compiler run left behind.
 A load_inline CUDA source is compiled against torch/types.h first (cuda_header_choice), and as
-written where that does not build.
+written where that does not build; nvcc runs its host and device passes side by side (nvcc_lanes).
 """
 
 import json
@@ -133,9 +133,13 @@ def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> di
     return {"key": key, "path": lib_path, "hit": False, "log": log}
 
 
+# argv[1]: nvcc_lanes.py, through which torch's build runs nvcc (unless PYTORCH_NVCC names another).
 _INLINE_SCRIPT = """
-import json, sys
+import json, os, shlex, sys
 from torch.utils import cpp_extension
+if cpp_extension.CUDA_HOME and "PYTORCH_NVCC" not in os.environ:
+    nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
+    os.environ["PYTORCH_NVCC"] = shlex.join([sys.executable, sys.argv[1], nvcc])
 params = json.loads(sys.stdin.read())
 cpp_extension.load_inline(**params)
 """
@@ -143,7 +147,7 @@ cpp_extension.load_inline(**params)
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
     from kforge_kernels import inline_cache
-    from kforge_worker import cuda_header_choice, gpu_env
+    from kforge_worker import cuda_header_choice, gpu_env, nvcc_lanes
 
     gpu_env.apply()  # the architectures the worker builds for (part of the key)
 
@@ -170,8 +174,8 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     for number, (headers, attempt) in enumerate(attempts):
         if number:  # nothing the first attempt's compiler left there reaches the second one's interpreter
             _empty(build_dir)
-        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT], build_dir, max(1.0, deadline - time.monotonic()),
-                 json.dumps(attempt))
+        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT, nvcc_lanes.__file__], build_dir,
+                 max(1.0, deadline - time.monotonic()), json.dumps(attempt))
         if r.returncode == 0:
             break
     # Only the build as written speaks for the source: the lighter attempt's errors are not the candidate's.

@@ -1,0 +1,227 @@
+"""One ``nvcc -c`` compile with its host and device passes side by side.
+
+    python nvcc_lanes.py NVCC ARGS...      (what load_inline's build runs as its nvcc: PYTORCH_NVCC)
+
+nvcc runs its passes one after another: preprocessing, cudafe++ (the host side), cicc, ptxas and
+fatbinary (the device side), then the host compiler. For a load_inline source most of that time is
+torch's headers parsed by cudafe++ and by cicc (11.5 and 8.4 s of a 34 s compile on an H200 machine's
+CPU, bench/results/20261128-h200-digest-builds), and neither needs the other's output: cicc reads only
+the module id file cudafe++ writes first, an identifier of the translation unit that both use to name
+what it declares in anonymous namespaces. So this script asks nvcc for its commands (``--dryrun``),
+writes the module id itself, runs cudafe++ (told to read that id rather than make one) beside the
+device passes, and then the host compile, which needs the outputs of both. Run with the id nvcc
+would have made, the object is byte for byte nvcc's (worker/tests/test_nvcc_lanes.py); with this
+script's id, it differs from nvcc's only in that name. Where the commands are not the ones expected
+(another nvcc, other modes or flags), nvcc runs the compile itself, as it was asked.
+
+Standard library only: it runs inside the builder's sandbox as a script, with the interpreter that
+runs load_inline.
+"""
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+# A shell variable nvcc sets for its passes (``#$ _NVVM_BRANCH_=nvvm``, ``#$ PATH=...``).
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_DEPENDENCIES = re.compile(r"^-- Filter Dependencies -- > (.+)$")
+_LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
+_NOT_FILES = ("<built-in>", "<command-line>")
+
+
+@dataclass
+class Plan:
+    """nvcc's passes for one compile, split into what may run at once."""
+
+    environment: list  # the variable assignments nvcc runs its passes with
+    host: list  # (index in nvcc's order, command): host preprocessing, then cudafe++
+    device: list  # (index, command): device preprocessing, cicc, ptxas, fatbinary
+    final: tuple  # (index, command): the host compile of cudafe++'s output with the device code
+    module_id_file: str
+    depfile: str = None  # -MD's file, which nvcc writes itself (no command for it)
+    depfile_target: str = ""
+    preprocessed: list = field(default_factory=list)  # the .ii files whose line markers name the dependencies
+
+
+def dry_run(nvcc: str, args: list, work_dir: str) -> list:
+    """nvcc's commands for ``args`` with every intermediate file in ``work_dir``, without running them."""
+    r = subprocess.run([nvcc, *args, "--keep", "--keep-dir", work_dir, "--dryrun"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return []
+    return [line[3:] for line in r.stderr.splitlines() if line.startswith("#$ ")]
+
+
+def _tool(command: str) -> str:
+    try:
+        first = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return ""
+    return os.path.basename(first.replace("$CICC_PATH/", ""))
+
+
+def _option(words: list, name: str):
+    """The value after option ``name`` in a command's words, or None."""
+    return next((words[i + 1] for i, w in enumerate(words[:-1]) if w == name), None)
+
+
+def plan(lines: list, output: str):
+    """The Plan of nvcc's dry-run ``lines`` for a compile to ``output``, or None where they are not
+    the passes this script knows how to run side by side."""
+    environment = [line for line in lines if _ASSIGNMENT.match(line)]
+    commands = [line for line in lines if not _ASSIGNMENT.match(line)]
+    depfile = None
+    numbered = []
+    for index, command in enumerate(commands):
+        filtered = _DEPENDENCIES.match(command)
+        if filtered:
+            depfile = filtered.group(1).strip()
+        else:
+            numbered.append((index, command))
+    cudafe = [(i, c) for i, c in numbered if _tool(c) == "cudafe++"]
+    if len(cudafe) != 1 or not numbered:
+        return None
+    cudafe_index, cudafe_command = cudafe[0]
+    words = shlex.split(cudafe_command)
+    module_id_file = _option(words, "--module_id_file_name")
+    host_source = _option(words, "--gen_c_file_name")
+    if "--gen_module_id_file" not in words or not module_id_file or not host_source:
+        return None
+    cudafe_input = words[-1]
+    final = numbered[-1]
+    if _tool(final[1]) not in ("gcc", "g++", "c++", "cc") or host_source not in final[1] or output not in final[1]:
+        return None
+    host, device = [], []
+    for index, command in numbered[:-1]:
+        tool = _tool(command)
+        if index == cudafe_index:
+            host.append((index, cudafe_command.replace("--gen_module_id_file ", "", 1)))
+        elif tool in ("gcc", "g++", "c++", "cc") and " -E " in command and "-D__CUDA_ARCH__=" not in command:
+            if cudafe_input not in command:
+                return None
+            host.append((index, command))
+        elif tool in ("gcc", "g++", "c++", "cc", "cicc", "ptxas", "fatbinary") and cudafe_input not in command:
+            if tool == "cicc" and _option(shlex.split(command), "--module_id_file_name") != module_id_file:
+                return None
+            if tool in ("gcc", "g++", "c++", "cc") and " -E " not in command:
+                return None  # a compile other than preprocessing before the last command: not the usual passes
+            device.append((index, command))
+        else:
+            return None
+    if not device or host[-1][0] != cudafe_index:
+        return None
+    preprocessed = [shlex.split(c)[-1] for _, c in device if _tool(c) in ("gcc", "g++", "c++", "cc")]
+    preprocessed.append(cudafe_input)
+    return Plan(environment, host, device, final, module_id_file, depfile, output, preprocessed)
+
+
+def module_id(source: str) -> str:
+    """An identifier of the translation unit in nvcc's shape (_HASH_LENGTH_NAME): the hash of the
+    source's bytes and of its path, so that two compiles in one program get different ones."""
+    with open(source, "rb") as f:
+        digest = hashlib.sha256(f.read() + os.path.abspath(source).encode()).hexdigest()[:8]
+    name = re.sub(r"\W", "_", os.path.basename(source))
+    return f"_{digest}_{len(name)}_{name}"
+
+
+def dependencies(target: str, source: str, preprocessed: list) -> str:
+    """-MD's file as nvcc writes it: the files the device and then the host preprocessing read,
+    each once, in the order they were first read."""
+    seen = {source: None, **{name: None for name in _NOT_FILES}}
+    files = []
+    for path in preprocessed:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("# "):
+                    marker = _LINE_MARKER.match(line)
+                    if marker and marker.group(1) not in seen:
+                        seen[marker.group(1)] = None
+                        files.append(marker.group(1))
+    return " \\\n    ".join([f"{target} : {source}", *files]) + "\n"
+
+
+def environment(assignments: list) -> dict:
+    """The environment nvcc gives its passes: this process's with nvcc's variables (PATH, CICC_PATH,
+    LD_LIBRARY_PATH, ...) set as its dry run prints them (a value of one quoted word unquoted)."""
+    env = dict(os.environ)
+    for line in assignments:
+        name, value = line.split("=", 1)
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            words = []
+        env[name] = words[0] if len(words) == 1 else value.strip()
+    return env
+
+
+def _run_lane(env: dict, lane: list):
+    """Runs a lane's commands in turn: (None, outputs) or ((the failed command's index, its exit
+    status), outputs), with ``outputs`` each command's (index, stdout and stderr)."""
+    outputs = []
+    for index, command in lane:
+        r = subprocess.run(["/bin/sh", "-c", command], env=env, capture_output=True, text=True)
+        outputs.append((index, r.stdout + r.stderr))
+        if r.returncode != 0:
+            return (index, r.returncode), outputs
+    return None, outputs
+
+
+def run(p: Plan, module: str, source: str) -> int:
+    """Runs the plan with ``module`` as the module id: nvcc's exit status and its output as nvcc
+    would show it (each pass's in nvcc's order; where passes fail, up to the first in that order)."""
+    with open(p.module_id_file, "w") as f:
+        f.write(module)
+    env = environment(p.environment)
+    with ThreadPoolExecutor(2) as pool:
+        lanes = [pool.submit(_run_lane, env, lane) for lane in (p.host, p.device)]
+        results = [lane.result() for lane in lanes]
+    failures = [failed for failed, _ in results if failed]
+    failed = min(failures) if failures else None
+    if failed is None:
+        final, output = _run_lane(env, [p.final])
+        results.append((final, output))
+        failed = final
+    shown = sorted(o for _, outputs in results for o in outputs if failed is None or o[0] <= failed[0])
+    sys.stderr.write("".join(text for _, text in shown))
+    sys.stderr.flush()
+    if failed is not None:
+        return failed[1]
+    if p.depfile:
+        with open(p.depfile, "w") as f:
+            f.write(dependencies(p.depfile_target, source, p.preprocessed))
+    return 0
+
+
+# Relocatable device code: compiles whose module ids meet at link time, left to nvcc.
+_WHOLE_PROGRAM_ONLY = re.compile(r"^(-rdc|--relocatable-device-code|-dc|--device-c|-dw|--device-w)\b")
+
+
+def compile_source(nvcc: str, args: list) -> int:
+    """Compiles as ``nvcc ARGS`` would, in two lanes where the passes allow it."""
+    output = _option(args, "-o")
+    sources = [a for a in args if a.endswith(".cu") and os.path.isfile(a)]
+    splittable = ("-c" in args and output and len(sources) == 1
+                  and not any(_WHOLE_PROGRAM_ONLY.match(a) for a in args))
+    work_dir = tempfile.mkdtemp(prefix="kforge-nvcc-")
+    try:
+        try:
+            p = plan(dry_run(nvcc, args, work_dir), output) if splittable else None
+        except ValueError:  # a command shlex cannot split: not one this script knows
+            p = None
+        if p is None:
+            return subprocess.run([nvcc, *args]).returncode
+        return run(p, module_id(sources[0]), sources[0])
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit("usage: nvcc_lanes.py NVCC ARGS...")
+    sys.exit(compile_source(sys.argv[1], sys.argv[2:]))
