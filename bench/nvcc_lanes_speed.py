@@ -26,7 +26,7 @@ from kforge_worker import cuda_header_choice, gpu_env, nvcc_lanes  # noqa: E402
 
 # Stand-ins that let load_inline write its build folder and stop: the C++ compiler answers torch's
 # version check and compiles nothing; "nvcc" records its arguments.
-_FAKE_CXX = '#!/bin/sh\ncase "$*" in *--version*|*-dumpversion*|*-v*) exec c++ "$@";; esac\nexit 1\n'
+_FAKE_CXX = '#!/bin/sh\ncase " $* " in *" --version "*|*" -dumpversion "*|*" -v "*) exec c++ "$@";; esac\nexit 1\n'
 _RECORDER = '#!/bin/sh\nprintf "%s\\0" "$@" > "$(dirname "$0")/nvcc-args"\nexit 1\n'
 
 

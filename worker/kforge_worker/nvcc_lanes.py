@@ -58,12 +58,13 @@ def dry_run(nvcc: str, args: list, work_dir: str) -> list:
     return [line[3:] for line in r.stderr.splitlines() if line.startswith("#$ ")]
 
 
-def _tool(command: str) -> str:
-    try:
-        first = shlex.split(command)[0]
-    except (ValueError, IndexError):
-        return ""
-    return os.path.basename(first.replace("$CICC_PATH/", ""))
+_HOST_COMPILERS = ("gcc", "g++", "c++", "cc")
+_DEVICE_TOOLS = ("cicc", "ptxas", "fatbinary")
+
+
+def _tool(words: list) -> str:
+    """The program a command's words run (cicc as nvcc names it, through $CICC_PATH)."""
+    return os.path.basename(words[0].replace("$CICC_PATH/", "")) if words else ""
 
 
 def _option(words: list, name: str):
@@ -73,52 +74,50 @@ def _option(words: list, name: str):
 
 def plan(lines: list, output: str):
     """The Plan of nvcc's dry-run ``lines`` for a compile to ``output``, or None where they are not
-    the passes this script knows how to run side by side."""
+    the passes this script knows how to run side by side (ValueError where shlex cannot split one)."""
     environment = [line for line in lines if _ASSIGNMENT.match(line)]
-    commands = [line for line in lines if not _ASSIGNMENT.match(line)]
     depfile = None
-    numbered = []
-    for index, command in enumerate(commands):
+    passes = []  # (index in nvcc's order, command, its words, its program)
+    for index, command in enumerate(line for line in lines if not _ASSIGNMENT.match(line)):
         filtered = _DEPENDENCIES.match(command)
         if filtered:
             depfile = filtered.group(1).strip()
         else:
-            numbered.append((index, command))
-    cudafe = [(i, c) for i, c in numbered if _tool(c) == "cudafe++"]
-    if len(cudafe) != 1 or not numbered:
+            words = shlex.split(command)
+            passes.append((index, command, words, _tool(words)))
+    cudafe = [p for p in passes if p[3] == "cudafe++"]
+    if len(cudafe) != 1:
         return None
-    cudafe_index, cudafe_command = cudafe[0]
-    words = shlex.split(cudafe_command)
+    cudafe_index, cudafe_command, words, _ = cudafe[0]
     module_id_file = _option(words, "--module_id_file_name")
     host_source = _option(words, "--gen_c_file_name")
     if "--gen_module_id_file" not in words or not module_id_file or not host_source:
         return None
     cudafe_input = words[-1]
-    final = numbered[-1]
-    if _tool(final[1]) not in ("gcc", "g++", "c++", "cc") or host_source not in final[1] or output not in final[1]:
+    final_index, final_command, _, final_tool = passes[-1]
+    if final_tool not in _HOST_COMPILERS or host_source not in final_command or output not in final_command:
         return None
-    host, device = [], []
-    for index, command in numbered[:-1]:
-        tool = _tool(command)
+    host, device, preprocessed = [], [], []
+    for index, command, words, tool in passes[:-1]:
+        preprocessing = tool in _HOST_COMPILERS and "-E" in words
         if index == cudafe_index:
-            host.append((index, cudafe_command.replace("--gen_module_id_file ", "", 1)))
-        elif tool in ("gcc", "g++", "c++", "cc") and " -E " in command and "-D__CUDA_ARCH__=" not in command:
+            host.append((index, command.replace("--gen_module_id_file ", "", 1)))
+        elif preprocessing and "-D__CUDA_ARCH__=" not in command:
             if cudafe_input not in command:
-                return None
+                return None  # host preprocessing that does not feed cudafe++
             host.append((index, command))
-        elif tool in ("gcc", "g++", "c++", "cc", "cicc", "ptxas", "fatbinary") and cudafe_input not in command:
-            if tool == "cicc" and _option(shlex.split(command), "--module_id_file_name") != module_id_file:
-                return None
-            if tool in ("gcc", "g++", "c++", "cc") and " -E " not in command:
-                return None  # a compile other than preprocessing before the last command: not the usual passes
-            device.append((index, command))
-        else:
+        elif cudafe_input in command or not (preprocessing or tool in _DEVICE_TOOLS):
+            return None  # a pass it does not know, or a device pass reading the host side's files
+        elif tool == "cicc" and _option(words, "--module_id_file_name") != module_id_file:
             return None
+        else:
+            device.append((index, command))
+            if preprocessing:
+                preprocessed.append(words[-1])
     if not device or host[-1][0] != cudafe_index:
         return None
-    preprocessed = [shlex.split(c)[-1] for _, c in device if _tool(c) in ("gcc", "g++", "c++", "cc")]
-    preprocessed.append(cudafe_input)
-    return Plan(environment, host, device, final, module_id_file, depfile, output, preprocessed)
+    return Plan(environment, host, device, (final_index, final_command), module_id_file, depfile, output,
+                preprocessed + [cudafe_input])
 
 
 def module_id(source: str) -> str:
@@ -212,7 +211,7 @@ def compile_source(nvcc: str, args: list) -> int:
     try:
         try:
             p = plan(dry_run(nvcc, args, work_dir), output) if splittable else None
-        except ValueError:  # a command shlex cannot split: not one this script knows
+        except ValueError:
             p = None
         if p is None:
             return subprocess.run([nvcc, *args]).returncode

@@ -3,6 +3,7 @@ dependency file as nvcc, the same errors, nvcc itself for what cannot be split, 
 load_inline builds through it. Needs nvcc (no GPU): CI's machine has it."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -49,8 +50,8 @@ def test_given_nvccs_module_id_the_object_and_dependencies_are_nvccs_byte_for_by
     monkeypatch.chdir(source_dir)
     args = ["-MD", "-MF", "b.o.d", "-c", "k.cu", "-o", "b.o", ARCH]
     plan = nvcc_lanes.plan(nvcc_lanes.dry_run(NVCC, args, "keep"), "b.o")  # nvcc's own folder: the same paths
-    assert [nvcc_lanes._tool(c) for _, c in plan.host] == ["gcc", "cudafe++"]
-    assert [nvcc_lanes._tool(c) for _, c in plan.device] == ["gcc", "cicc", "ptxas", "fatbinary"]
+    assert [nvcc_lanes._tool(shlex.split(c)) for _, c in plan.host] == ["gcc", "cudafe++"]
+    assert [nvcc_lanes._tool(shlex.split(c)) for _, c in plan.device] == ["gcc", "cicc", "ptxas", "fatbinary"]
     assert nvcc_lanes.run(plan, module, "k.cu") == 0
     assert (source_dir / "b.o").read_bytes() == (source_dir / "a.o").read_bytes()
     assert (source_dir / "b.o.d").read_text() == (source_dir / "a.o.d").read_text().replace("a.o :", "b.o :", 1)
