@@ -1,7 +1,8 @@
 """Cold builds of a load_inline candidate, side by side in one run: torch's load_inline as the
 candidate calls it, and kforge's builder (kforge_worker.sandboxed_build, the compiler unsandboxed
-here), each into empty folders. Then both libraries are loaded and called on the same input, and
-their outputs must be equal. With --fallback the CUDA source also calls a function only
+here), each into empty folders: without its precompiled headers, making them (the first build of a
+flag set) and with them (every later build; kforge_worker/build_pch.py). Then the libraries are
+loaded and called on the same input, and their outputs must equal load_inline's. With --fallback the CUDA source also calls a function only
 torch/extension.h declares, so kforge's lighter first attempt fails and it builds the source as
 written: the cost of that path.
     python bench/inline_build.py CANDIDATE [--fallback] [--unsplit] [--json OUT] [--input-shape 4096,1024]
@@ -66,10 +67,10 @@ def plain_build(params: dict, root: str) -> tuple:
     return module, time.perf_counter() - start
 
 
-def kforge_build(params: dict, root: str, lanes: bool = True) -> tuple:
-    """kforge's builder; without ``lanes``, with nvcc's passes in turn as nvcc runs them (PYTORCH_NVCC
-    names nvcc itself, which the builder then leaves alone)."""
-    label = "kforge" if lanes else "kforge-unsplit"
+def kforge_build(params: dict, root: str, label: str, lanes: bool = True, pch_dir: str = None) -> tuple:
+    """kforge's builder into empty folders of its own; without ``lanes``, with nvcc's passes in turn
+    as nvcc runs them (PYTORCH_NVCC names nvcc itself, which the builder then leaves alone); with
+    ``pch_dir``, its precompiled headers kept there (made by its first build of these flags)."""
     os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(root, label, "extensions")
     os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"])
     build_dir = os.path.join(root, label, "build")
@@ -77,14 +78,29 @@ def kforge_build(params: dict, root: str, lanes: bool = True) -> tuple:
     request = {k: v for k, v in params.items() if k in inline_cache.BUILD_ARGUMENTS}
     if not lanes:
         os.environ["PYTORCH_NVCC"] = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "bin", "nvcc")
+    if pch_dir:
+        os.environ["KFORGE_PCH_DIR"] = pch_dir
     start = time.perf_counter()
     try:
         reply = sandboxed_build.build_load_inline({"kind": "load_inline", "params": request}, [], build_dir, 900)
     finally:
         os.environ.pop("PYTORCH_NVCC", None)
+        os.environ.pop("KFORGE_PCH_DIR", None)
     seconds = time.perf_counter() - start
     module = cpp_extension._import_module_from_library(reply["name"], reply["path"], True)
-    return module, seconds, reply.get("cuda_headers")
+    return module, {"build": label, "seconds": round(seconds, 2), "cuda_headers": reply.get("cuda_headers"),
+                    "precompiled_headers": reply.get("precompiled_headers"), "steps_s": ninja_steps(build_dir)}
+
+
+def ninja_steps(build_dir: str) -> dict:
+    """Seconds of each step ninja ran in ``build_dir`` (its .ninja_log: start and end in ms), or {}
+    where the builder emptied the folder to make headers."""
+    try:
+        with open(os.path.join(build_dir, ".ninja_log")) as f:
+            lines = [line.split("\t") for line in f if not line.startswith("#")]
+    except OSError:
+        return {}
+    return {fields[3]: round((int(fields[1]) - int(fields[0])) / 1000, 2) for fields in lines if len(fields) >= 4}
 
 
 def main() -> int:
@@ -93,7 +109,7 @@ def main() -> int:
     parser.add_argument("--fallback", action="store_true")
     parser.add_argument("--input-shape", default="4096,1024")
     parser.add_argument("--unsplit", action="store_true",
-                        help="also build through kforge's builder with nvcc's passes in turn (no nvcc_lanes)")
+                        help="also build through kforge's builder with nvcc's passes in turn (no nvcc_lanes, no headers)")
     parser.add_argument("--json")
     args = parser.parse_args()
     gpu_env.apply()  # both build for the architectures kforge's builder uses
@@ -105,18 +121,25 @@ def main() -> int:
     params["name"] = f"{params['name']}_{tag}"  # nothing cached from an earlier run
     with tempfile.TemporaryDirectory(prefix="inline-build-") as root:
         plain, plain_s = plain_build(params, root)
-        built, kforge_s, headers = kforge_build(params, root)
-        unsplit_s = kforge_build(params, root, lanes=False)[1] if args.unsplit else None
+        rows = [{"build": "load_inline", "seconds": round(plain_s, 2)}]
+        libraries = []
+        if args.unsplit:
+            libraries.append(kforge_build(params, root, "kforge, nvcc unsplit, no headers", lanes=False))
+        libraries.append(kforge_build(params, root, "kforge, no headers"))
+        # The first build of these flags makes the headers after its library; a later build uses them.
+        store = os.path.join(root, "pch")
+        os.makedirs(store)
+        libraries.append(kforge_build(params, root, "kforge, making its headers", pch_dir=store))
+        libraries.append(kforge_build(params, root, "kforge with its headers", pch_dir=store))
+        rows += [row for _, row in libraries]
         functions = params["functions"]
         function = functions if isinstance(functions, str) else next(iter(functions))
         same = None
         if torch.cuda.is_available():
             x = torch.randn(*[int(v) for v in args.input_shape.split(",")], device="cuda")
-            same = bool(torch.equal(getattr(plain, function)(x.clone()), getattr(built, function)(x.clone())))
-    rows = [{"build": "load_inline", "seconds": round(plain_s, 2)},
-            {"build": "kforge", "seconds": round(kforge_s, 2), "cuda_headers": headers}]
-    if unsplit_s is not None:
-        rows.append({"build": "kforge, nvcc unsplit", "seconds": round(unsplit_s, 2), "cuda_headers": headers})
+            expected = getattr(plain, function)(x.clone())
+            same = all(bool(torch.equal(expected, getattr(m, function)(x.clone()))) for m, _ in libraries)
+    kforge_s = rows[-1]["seconds"]
     summary = {"candidate": os.path.basename(args.candidate), "fallback": args.fallback, "builds": rows,
                "kforge_over_load_inline": round(kforge_s / plain_s, 3), "same_outputs": same,
                "cpus": os.cpu_count(), "torch": torch.__version__,

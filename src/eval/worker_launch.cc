@@ -175,7 +175,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   const fs::path home = candidate ? dirs.candidate : dirs.reference;
   const fs::path cache = cache_dir();
   // The shared caches exist before the sandbox is assembled: it binds only folders that exist.
-  for (const char* sub : {"build", "torch_extensions", "inductor", "pycache"}) fs::create_directories(cache / sub);
+  for (const char* sub : {"build", "torch_extensions", "inductor", "pycache", "pch"}) fs::create_directories(cache / sub);
 
   WorkerSpawn result;
   for (const auto& [name, folder] : options.target.caches) result.target_caches.push_back(folder);
@@ -220,6 +220,9 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     broker.env.erase(private_var);
   for (const auto& [name, folder] : options.target.caches) broker.env.erase(name);
   broker.env["HOME"] = broker.env["TMPDIR"] = "/tmp";
+  // Precompiled torch headers of load_inline builds (kforge_worker/build_pch.py): made and installed
+  // by the builder, read by its sandboxed compilers.
+  broker.env["KFORGE_PCH_DIR"] = (cache / "pch").string();
   broker.work_root = home.parent_path();
   broker.timeout_s = options.target.compile_timeout_s;
 
@@ -228,7 +231,8 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     policy.drop_to = run_as;
     policy.tmp_bytes = tmp_bytes;
     policy.read_only = runtime_paths(options, spawn.env);
-    broker.compiler_policy = policy;  // the compiler sees no cache and no candidate folder
+    broker.compiler_policy = policy;  // the compiler sees no cache but its headers, and no candidate folder
+    broker.compiler_policy.read_only.push_back(cache / "pch");
     policy.read_only.push_back(cache / "build");
     policy.read_only.push_back(cache / "torch_extensions");
     policy.read_only.push_back(cache / "pycache");

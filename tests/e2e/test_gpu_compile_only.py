@@ -3,6 +3,7 @@ cuda candidate builds (NVRTC, sm_90a), build failures come back as compile_error
 lines, and Triton candidates are checked for correctness in Triton's interpreter on the CPU."""
 
 import re
+import shutil
 
 import pytest
 
@@ -67,14 +68,30 @@ def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
 
 def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path):
     """KernelBench's usual candidate: kforge's sandboxed builder compiles its cuda.cu against
-    torch/types.h, with nvcc's passes in two lanes, whose module id names the anonymous namespace."""
+    torch/types.h, with nvcc's passes in two lanes, whose module id names the anonymous namespace.
+    The first build also makes the precompiled headers of its flags; another source's build uses them."""
+    env = {**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("load_inline_cuda"), "--target", "cuda",
-                               "--compile-only", env={**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path)})
+                               "--compile-only", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["status"] == "compiled", result
     [event] = result["build"]["events"]
     assert event["path"] == "load_inline" and event["cuda_headers"] == "torch/types.h" and not event["cache_hit"]
-    [library] = (tmp_path / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
+    assert event["precompiled_headers"] == {"torch_extension": "made", "cuda_prefix": "made"}
+    [library] = (tmp_path / "cache" / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
     # nvcc_lanes.module_id's shape (_HASH_LENGTH_NAME, the kernel's name right after it); nvcc's own
     # id goes on with more of its own.
     assert re.search(rb"_GLOBAL__N__[0-9a-f]{8}_7_cuda_cu\d+relu_kernel", library.read_bytes())
+
+    other = tmp_path / "other.py"
+    other.write_text(candidate("load_inline_cuda").read_text().replace("x[i] : 0.f", "x[i] : 0.0f"))
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", other, "--target", "cuda", "--compile-only", env=env)
+    assert result["status"] == "compiled", proc.stdout + proc.stderr
+    [event] = result["build"]["events"]
+    assert event["precompiled_headers"] == {"torch_extension": "used", "cuda_prefix": "used"}
+    # The header's module id (build_pch): the same for every build of these flags.
+    [library] = (tmp_path / "cache" / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
+    [header] = (tmp_path / "cache" / "pch").glob("*/module_id")
+    module = re.escape(header.read_text().strip().encode())
+    assert re.search(rb"_GLOBAL__N_" + module + rb"\d+relu_kernel", library.read_bytes())
+    shutil.rmtree(tmp_path / "cache" / "pch")  # a gigabyte of headers

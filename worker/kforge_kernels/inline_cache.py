@@ -144,6 +144,8 @@ def _patch(cpp_extension) -> None:
                 directory, name = reply["path"], reply["name"]
                 if reply.get("cuda_headers"):
                     how["cuda_headers"] = reply["cuda_headers"]  # what kforge's builder compiled cuda.cu against
+                if isinstance(reply.get("precompiled_headers"), dict):  # kforge_worker/build_pch.py
+                    how["precompiled_headers"] = reply["precompiled_headers"]
             module = cpp_extension._import_module_from_library(name, directory, params["is_python_module"])
             buildinfo.record("load_inline", key, done, time.perf_counter() - t0, name=name, **how)
             return module

@@ -12,7 +12,10 @@ writes the module id itself, runs cudafe++ (told to read that id rather than mak
 device passes, and then the host compile, which needs the outputs of both. Run with the id nvcc
 would have made, the object is byte for byte nvcc's (worker/tests/test_nvcc_lanes.py); with this
 script's id, it differs from nvcc's only in that name. Where the commands are not the ones expected
-(another nvcc, other modes or flags), nvcc runs the compile itself, as it was asked.
+(another nvcc, other modes or flags), nvcc runs the compile itself, as it was asked. Where kforge's
+builder keeps a precompiled header of cudafe++'s output of load_inline's leading includes for this
+command (build_pch, cuda_prefix), the compile uses that header's module id, and the host compile
+reads the header instead of those lines when they are exactly its own.
 
 Standard library only: it runs inside the builder's sandbox as a script, with the interpreter that
 runs load_inline.
@@ -28,6 +31,11 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+
+try:
+    from kforge_worker import build_pch
+except ImportError:  # run as a script: its folder is on the path
+    import build_pch
 
 # A shell variable nvcc sets for its passes (``#$ _NVVM_BRANCH_=nvvm``, ``#$ PATH=...``).
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -45,6 +53,8 @@ class Plan:
     device: list  # (index, command): device preprocessing, cicc, ptxas, fatbinary
     final: tuple  # (index, command): the host compile of cudafe++'s output with the device code
     module_id_file: str
+    host_source: str  # cudafe++'s output, which the host compile reads
+    stub_name: str  # the stub file cudafe++ writes beside it (as its output names it)
     depfile: str = None  # -MD's file, which nvcc writes itself (no command for it)
     depfile_target: str = ""
     preprocessed: list = field(default_factory=list)  # the .ii files whose line markers name the dependencies
@@ -91,7 +101,8 @@ def plan(lines: list, output: str):
     cudafe_index, cudafe_command, words, _ = cudafe[0]
     module_id_file = _option(words, "--module_id_file_name")
     host_source = _option(words, "--gen_c_file_name")
-    if "--gen_module_id_file" not in words or not module_id_file or not host_source:
+    stub_name = _option(words, "--stub_file_name")
+    if "--gen_module_id_file" not in words or not module_id_file or not host_source or not stub_name:
         return None
     cudafe_input = words[-1]
     final_index, final_command, _, final_tool = passes[-1]
@@ -116,8 +127,8 @@ def plan(lines: list, output: str):
                 preprocessed.append(words[-1])
     if not device or host[-1][0] != cudafe_index:
         return None
-    return Plan(environment, host, device, (final_index, final_command), module_id_file, depfile, output,
-                preprocessed + [cudafe_input])
+    return Plan(environment, host, device, (final_index, final_command), module_id_file, host_source, stub_name,
+                depfile, output, preprocessed + [cudafe_input])
 
 
 def module_id(source: str) -> str:
@@ -171,9 +182,28 @@ def _run_lane(env: dict, lane: list):
     return None, outputs
 
 
-def run(p: Plan, module: str, source: str) -> int:
+def _with_prefix_header(p: Plan, folder: str):
+    """The host compile with the precompiled header lines of ``folder`` (build_pch, cuda_prefix)
+    in front and cudafe++'s output cut to what follows them, or as it was where its first lines are
+    not exactly those."""
+    with open(os.path.join(folder, build_pch.PREFIX_HEADER), "rb") as f:
+        prefix = f.read()
+    with open(p.host_source, "rb") as f:
+        rest = build_pch.split_prefix(f.read(), prefix)
+    if rest is None:
+        return p.final
+    with open(p.host_source, "wb") as f:
+        f.write(rest)
+    index, command = p.final
+    compiler, _, flags = command.partition(" ")
+    header = shlex.quote(os.path.join(folder, build_pch.PREFIX_HEADER))
+    return index, f"{compiler} -include {header} {flags}"
+
+
+def run(p: Plan, module: str, source: str, prefix_folder: str = None) -> int:
     """Runs the plan with ``module`` as the module id: nvcc's exit status and its output as nvcc
-    would show it (each pass's in nvcc's order; where passes fail, up to the first in that order)."""
+    would show it (each pass's in nvcc's order; where passes fail, up to the first in that order).
+    With ``prefix_folder`` the host compile starts from that precompiled header where it fits."""
     with open(p.module_id_file, "w") as f:
         f.write(module)
     env = environment(p.environment)
@@ -183,7 +213,8 @@ def run(p: Plan, module: str, source: str) -> int:
     failures = [failed for failed, _ in results if failed]
     failed = min(failures) if failures else None
     if failed is None:
-        final, output = _run_lane(env, [p.final])
+        final_pass = _with_prefix_header(p, prefix_folder) if prefix_folder else p.final
+        final, output = _run_lane(env, [final_pass])
         results.append((final, output))
         failed = final
     shown = sorted(o for _, outputs in results for o in outputs if failed is None or o[0] <= failed[0])
@@ -201,6 +232,17 @@ def run(p: Plan, module: str, source: str) -> int:
 _WHOLE_PROGRAM_ONLY = re.compile(r"^(-rdc|--relocatable-device-code|-dc|--device-c|-dw|--device-w)\b")
 
 
+def _prefix_header(nvcc: str, args: list):
+    """The folder of kforge's precompiled header for this compile's host side (build_pch), or None
+    (after asking kforge's builder for one)."""
+    found = build_pch.normalized([nvcc, *args], (".cu",))
+    if found is None or not build_pch.root():
+        return None
+    folder = build_pch.lookup(build_pch.CUDA_PREFIX, found[0])
+    build_pch.note(build_pch.CUDA_PREFIX, found[0], folder is not None)
+    return folder
+
+
 def compile_source(nvcc: str, args: list) -> int:
     """Compiles as ``nvcc ARGS`` would, in two lanes where the passes allow it."""
     output = _option(args, "-o")
@@ -215,7 +257,11 @@ def compile_source(nvcc: str, args: list) -> int:
             p = None
         if p is None:
             return subprocess.run([nvcc, *args]).returncode
-        return run(p, module_id(sources[0]), sources[0])
+        folder = _prefix_header(nvcc, args)
+        module = build_pch.module_id(folder) if folder else None
+        if module is None:  # no header: the source's own id
+            return run(p, module_id(sources[0]), sources[0])
+        return run(p, module, sources[0], folder)  # the id cudafe++ wrote into the header's lines
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
 

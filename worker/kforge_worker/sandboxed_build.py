@@ -29,6 +29,7 @@ import tempfile
 import time
 
 MAX_SOURCE_BYTES = 4 << 20
+_CXX_WITH_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kforge-g++")
 
 
 class BuildFailed(Exception):
@@ -54,6 +55,19 @@ def _install(data: bytes, path: str) -> None:
         raise
 
 
+def publish(staging: str, folder: str, done) -> None:
+    """Makes a staged folder's files read-only to all and renames it to ``folder`` atomically; where
+    another build published the same content first (``done()``), theirs stays."""
+    for entry in os.listdir(staging):
+        os.chmod(os.path.join(staging, entry), 0o644)
+    os.chmod(staging, 0o755)
+    try:
+        os.rename(staging, folder)
+    except OSError:
+        if not done():
+            raise
+
+
 def _read_result(path: str, limit: int = 1 << 30) -> bytes:
     """Reads a file the sandboxed compiler wrote, refusing links and special files."""
     try:
@@ -76,7 +90,7 @@ def _run(argv: list, cwd: str, timeout: float, stdin: str = None) -> subprocess.
         raise BuildFailed(f"the compiler could not be started: {e}") from None
 
 
-def _empty(folder: str) -> None:
+def empty(folder: str) -> None:
     """Removes everything in ``folder`` (a build folder the sandboxed compiler could write; its
     processes are gone: the sandbox's PID namespace ends with its first process)."""
 
@@ -133,13 +147,18 @@ def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> di
     return {"key": key, "path": lib_path, "hit": False, "log": log}
 
 
-# argv[1]: nvcc_lanes.py, through which torch's build runs nvcc (unless PYTORCH_NVCC names another).
+# argv[1]: nvcc_lanes.py, through which torch's build runs nvcc (unless PYTORCH_NVCC names another);
+# argv[2]: bin/kforge-g++, its C++ compiler where kforge keeps precompiled headers (build_pch), and
+# argv[3] the folder where the compiles note whether they found one.
 _INLINE_SCRIPT = """
 import json, os, shlex, sys
 from torch.utils import cpp_extension
 if cpp_extension.CUDA_HOME and "PYTORCH_NVCC" not in os.environ:
     nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
     os.environ["PYTORCH_NVCC"] = shlex.join([sys.executable, sys.argv[1], nvcc])
+if os.environ.get("KFORGE_PCH_DIR"):
+    os.environ.update(KFORGE_REAL_CXX=os.environ.get("CXX") or "c++", KFORGE_PCH_PYTHON=sys.executable,
+                      KFORGE_PCH_NOTES=os.path.abspath(sys.argv[3]), CXX=sys.argv[2])
 params = json.loads(sys.stdin.read())
 cpp_extension.load_inline(**params)
 """
@@ -147,7 +166,7 @@ cpp_extension.load_inline(**params)
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
     from kforge_kernels import inline_cache
-    from kforge_worker import cuda_header_choice, gpu_env, nvcc_lanes
+    from kforge_worker import cuda_header_choice, gpu_env, nvcc_lanes, pch_builder
 
     gpu_env.apply()  # the architectures the worker builds for (part of the key)
 
@@ -173,9 +192,9 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     deadline = time.monotonic() + timeout
     for number, (headers, attempt) in enumerate(attempts):
         if number:  # nothing the first attempt's compiler left there reaches the second one's interpreter
-            _empty(build_dir)
-        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT, nvcc_lanes.__file__], build_dir,
-                 max(1.0, deadline - time.monotonic()), json.dumps(attempt))
+            empty(build_dir)
+        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT, nvcc_lanes.__file__, _CXX_WITH_HEADERS,
+                            pch_builder.NOTES], build_dir, max(1.0, deadline - time.monotonic()), json.dumps(attempt))
         if r.returncode == 0:
             break
     # Only the build as written speaks for the source: the lighter attempt's errors are not the candidate's.
@@ -189,17 +208,14 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
         with open(os.path.join(staging, name + ".so"), "wb") as f:
             f.write(lib)
         open(os.path.join(staging, inline_cache.MARKER), "w").close()
-        for entry in os.listdir(staging):
-            os.chmod(os.path.join(staging, entry), 0o644)
-        os.chmod(staging, 0o755)
-        try:
-            os.rename(staging, final_dir)
-        except OSError:
-            if not inline_cache.complete(final_dir, name):  # another build won the race: same content
-                raise
+        publish(staging, final_dir, lambda: inline_cache.complete(final_dir, name))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    reply = {"key": key, "path": final_dir, "name": name, "hit": False, "log": log}
+    precompiled, made = pch_builder.make_wanted(build_dir, _run, sandbox, python,
+                                                max(1.0, min(300.0, deadline - time.monotonic())))
+    reply = {"key": key, "path": final_dir, "name": name, "hit": False, "log": log + made}
+    if precompiled:
+        reply["precompiled_headers"] = precompiled
     if params.get("cuda_sources"):
         reply["cuda_headers"] = headers
     return reply

@@ -88,8 +88,8 @@ def test_what_the_lanes_cannot_split_nvcc_compiles_itself(source_dir, monkeypatc
 
 
 def test_dry_run_lines_it_does_not_know_are_not_planned():
-    cudafe = ('cudafe++ --gen_c_file_name "w/k.cudafe1.cpp" --gen_module_id_file --module_id_file_name "w/k.module_id" '
-              '"w/k.cpp4.ii"')
+    cudafe = ('cudafe++ --gen_c_file_name "w/k.cudafe1.cpp" --stub_file_name "k.cudafe1.stub.c" --gen_module_id_file '
+              '--module_id_file_name "w/k.module_id" "w/k.cpp4.ii"')
     usual = ['gcc -E -x c++ "k.cu" -o "w/k.cpp4.ii"', cudafe,
              'gcc -D__CUDA_ARCH__=900 -E -x c++ "k.cu" -o "w/k.cpp1.ii"',
              '"$CICC_PATH/cicc" --module_id_file_name "w/k.module_id" "w/k.cpp1.ii" -o "w/k.ptx"',
@@ -98,6 +98,7 @@ def test_dry_run_lines_it_does_not_know_are_not_planned():
     assert nvcc_lanes.plan(["PATH=/usr/bin", *usual], "k.o") is not None
     assert nvcc_lanes.plan(usual[:3] + ['nvlink "w/k.cubin"'] + usual[3:], "k.o") is None  # a pass it does not know
     assert nvcc_lanes.plan([c.replace("--gen_module_id_file ", "") for c in usual], "k.o") is None  # no id made
+    assert nvcc_lanes.plan([c.replace('--stub_file_name "k.cudafe1.stub.c" ', "") for c in usual], "k.o") is None
     assert nvcc_lanes.plan(usual[:3] + [usual[3].replace("w/k.module_id", "w/other")] + usual[4:], "k.o") is None
     assert nvcc_lanes.plan(usual, "elsewhere.o") is None
 

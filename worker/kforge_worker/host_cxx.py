@@ -1,0 +1,20 @@
+"""load_inline's C++ compiler in kforge's builder: runs the real one (KFORGE_REAL_CXX, else c++) as
+asked, with ``-include`` of kforge's precompiled torch/extension.h in front where one was made for
+exactly this command (build_pch.torch_extension_flags). Reached through bin/kforge-g++, the name
+torch accepts as a GCC. Standard library only."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_pch  # noqa: E402  (by file: the sandbox runs this as a script)
+
+
+def main(args: list) -> None:
+    real = os.environ.get("KFORGE_REAL_CXX") or "c++"
+    extra = build_pch.torch_extension_flags([real, *args])
+    os.execvp(real, [real, *extra, *args])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
