@@ -19,7 +19,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/bench/gpu_env.sh"
-kb=${1:?usage: realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]}
+kb=$(cd "${1:?usage: realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]}" && pwd)  # absolute: the bench step's suite names problems by it
 step=${2:?usage: realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]}
 filter=${3:-}
 problems_dir=$kb/KernelBench

@@ -136,7 +136,7 @@ CompileOnlySpec load_compile_only(const toml::node_view<const toml::node>& c, co
 std::map<std::string, std::string> load_caches(const toml::node_view<const toml::node>& c, const fs::path& file) {
   static const std::regex part("[A-Za-z0-9_][A-Za-z0-9._-]*");
   static const std::set<std::string> kforge_own = {"build", "torch_extensions", "inductor", "launch-cache",
-                                                   "xdg-cache", "tmp"};
+                                                   "xdg-cache", "tmp", "pch", "pycache", "peaks"};
   auto caches = string_table(c, "caches", file);
   for (const auto& [name, folder] : caches) {
     check_variable_name(name, "caches variable", file);

@@ -115,6 +115,9 @@ TEST(TargetRegistry, CacheFoldersStayUnderKforgesCacheDirectory) {
   EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"a//b\"\n").find("not a plain folder name"), std::string::npos);
   EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"build/chip\"\n").find("a folder kforge keeps for itself"),
             std::string::npos);
+  // The reference worker writes a target's caches: none may be the builder's precompiled headers.
+  EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = \"pch\"\n").find("a folder kforge keeps for itself"),
+            std::string::npos);
   EXPECT_NE(load_error("[caches]\nCHIP_CACHE_DIR = 3\n").find("caches.CHIP_CACHE_DIR must be a string"),
             std::string::npos);
   // A cache variable cannot redirect what kforge sets for the worker itself.

@@ -99,7 +99,8 @@ def key(kind: str, words: list) -> str:
     if kind == CUDA_PREFIX:  # nvcc's own passes and its host compiler
         nvcc_dir = os.path.dirname(os.path.realpath(shutil.which(words[0]) or words[0]))
         host = _value(words, "-ccbin") or _value(words, "--compiler-bindir")
-        tools += [_stamp(os.path.join(nvcc_dir, "cudafe++"))] + ([_stamp(host)] if host else [_stamp("gcc"), _stamp("g++")])
+        tools.append(_stamp(os.path.join(nvcc_dir, "cudafe++")))
+        tools += [_stamp(host)] if host else [_stamp("gcc"), _stamp("g++")]
     data = json.dumps([VERSION, kind, words, tools])
     return hashlib.sha256(data.encode()).hexdigest()[:24]
 

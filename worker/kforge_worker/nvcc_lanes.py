@@ -42,6 +42,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DEPENDENCIES = re.compile(r"^-- Filter Dependencies -- > (.+)$")
 _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
 _NOT_FILES = ("<built-in>", "<command-line>")
+_FIRST_WORD = re.compile(r'^(?:"[^"]*"|\S)+')  # a shell command's program, quoted or not
 
 
 @dataclass
@@ -170,7 +171,7 @@ def environment(assignments: list) -> dict:
     return env
 
 
-def _run_lane(env: dict, lane: list):
+def run_lane(env: dict, lane: list):
     """Runs a lane's commands in turn: (None, outputs) or ((the failed command's index, its exit
     status), outputs), with ``outputs`` each command's (index, stdout and stderr)."""
     outputs = []
@@ -195,9 +196,9 @@ def _with_prefix_header(p: Plan, folder: str):
     with open(p.host_source, "wb") as f:
         f.write(rest)
     index, command = p.final
-    compiler, _, flags = command.partition(" ")
+    compiler = _FIRST_WORD.match(command).group(0)
     header = shlex.quote(os.path.join(folder, build_pch.PREFIX_HEADER))
-    return index, f"{compiler} -include {header} {flags}"
+    return index, f"{compiler} -include {header}{command[len(compiler):]}"
 
 
 def run(p: Plan, module: str, source: str, prefix_folder: str = None) -> int:
@@ -208,13 +209,13 @@ def run(p: Plan, module: str, source: str, prefix_folder: str = None) -> int:
         f.write(module)
     env = environment(p.environment)
     with ThreadPoolExecutor(2) as pool:
-        lanes = [pool.submit(_run_lane, env, lane) for lane in (p.host, p.device)]
+        lanes = [pool.submit(run_lane, env, lane) for lane in (p.host, p.device)]
         results = [lane.result() for lane in lanes]
     failures = [failed for failed, _ in results if failed]
     failed = min(failures) if failures else None
     if failed is None:
         final_pass = _with_prefix_header(p, prefix_folder) if prefix_folder else p.final
-        final, output = _run_lane(env, [final_pass])
+        final, output = run_lane(env, [final_pass])
         results.append((final, output))
         failed = final
     shown = sorted(o for _, outputs in results for o in outputs if failed is None or o[0] <= failed[0])

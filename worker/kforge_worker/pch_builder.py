@@ -7,6 +7,7 @@ its own, read-only to all, in a new folder of $KFORGE_PCH_DIR published with an 
 sandboxed_build installs libraries. The headers of one build are made side by side.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -90,6 +91,22 @@ def _install(kind: str, made: str, folder: str) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _claim(base: str, key: str):
+    """An open descriptor holding the lock of making ``key``'s header, or None where another build
+    holds it (builds of one flag set at once make its headers once). The kernel drops the lock with
+    the process; the lock files stay, empty."""
+    fd = os.open(os.path.join(base, f".making-{key}"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    if os.path.isdir(os.path.join(base, key)):  # made while this build ran
+        os.close(fd)
+        return None
+    return fd
+
+
 def module_id(key: str) -> str:
     """The module id a cuda_prefix header is made with (nvcc_lanes.module_id's shape, for cuda.cu)."""
     return f"_{key[:8]}_7_cuda_cu"
@@ -115,16 +132,25 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
         if os.path.isdir(os.path.join(base, key)):
             continue
         reason = build_pch.unsafe(words, roots, allowed)
+        lock = None if reason else _claim(base, key)
         if reason:
             log.append(f"no precompiled {kind} header: {reason}")
+        elif lock is None:
+            log.append(f"precompiled {kind} header of these flags being made by another build")
         else:
-            todo.append((kind, words, key))
+            todo.append((kind, words, key, lock))
     if not todo:
         return headers, "\n".join(log)
     sandboxed_build.empty(build_dir)
     start = time.monotonic()
 
-    def make(number: int, kind: str, words: list, key: str) -> str:
+    def make(number: int, kind: str, words: list, key: str, lock: int) -> str:
+        try:
+            return make_one(number, kind, words, key)
+        finally:
+            os.close(lock)
+
+    def make_one(number: int, kind: str, words: list, key: str) -> str:
         made = os.path.join(build_dir, f"pch-{number}")  # made by the sandbox, in the folder it can write
         argv = [python, pch_produce.__file__, kind, made, json.dumps(words)]
         if kind == build_pch.CUDA_PREFIX:

@@ -64,7 +64,7 @@ def cuda_prefix(out: str, words: list, module: str) -> None:
     with open(p.module_id_file, "w") as f:
         f.write(module)
     env = nvcc_lanes.environment(p.environment)
-    failed, outputs = nvcc_lanes._run_lane(env, p.host)
+    failed, outputs = nvcc_lanes.run_lane(env, p.host)
     if failed:
         sys.exit("nvcc's host passes failed: " + "".join(text for _, text in outputs)[-2000:])
     with open(p.host_source, "rb") as f:

@@ -70,6 +70,33 @@ def test_cudafes_output_is_cut_only_after_exactly_the_header_lines():
     assert build_pch.prefix_of(canonical, "other.stub.c") is None
 
 
+def test_the_host_compile_reads_the_header_only_where_cudafes_lines_are_its_own(tmp_path):
+    (tmp_path / "pch").mkdir()
+    (tmp_path / "pch" / build_pch.PREFIX_HEADER).write_bytes(b"A\nB\n")
+    source = tmp_path / "k.cudafe1.cpp"
+    plan = nvcc_lanes.Plan([], [], [], (6, '"/opt/my gcc/gcc" -c -x c++ "k.cudafe1.cpp" -o k.o'), "k.module_id",
+                           str(source), "k.cudafe1.stub.c")
+    source.write_bytes(b'# 1 "k.cu"\nA\nB\nkernel\n')
+    index, command = nvcc_lanes._with_prefix_header(plan, str(tmp_path / "pch"))
+    assert index == 6 and shlex.split(command)[:3] == ["/opt/my gcc/gcc", "-include", str(tmp_path / "pch" / "prefix.h")]
+    assert shlex.split(command)[3:] == shlex.split(plan.final[1])[1:]
+    assert source.read_bytes() == b'# 1 "k.cu"\nkernel\n'
+    source.write_bytes(b'# 1 "k.cu"\nA\nC\nkernel\n')  # not the header's lines: compiled whole
+    assert nvcc_lanes._with_prefix_header(plan, str(tmp_path / "pch")) == plan.final
+    assert source.read_bytes() == b'# 1 "k.cu"\nA\nC\nkernel\n'
+
+
+def test_the_builders_cxx_runs_the_real_compiler_as_asked(tmp_path):
+    """torch checks its compiler by name and runs it for its version: the shim passes all through,
+    also to a $CXX of a launcher and a compiler."""
+    for real in ("c++", "env c++"):
+        r = subprocess.run([sandboxed_build._CXX_WITH_HEADERS, "-dumpfullversion"], capture_output=True, text=True,
+                           env={**os.environ, "KFORGE_PCH_PYTHON": sys.executable, "KFORGE_REAL_CXX": real})
+        plain = subprocess.run(["c++", "-dumpfullversion"], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout == plain.stdout, r.stderr
+    assert "g++" in os.path.basename(sandboxed_build._CXX_WITH_HEADERS)  # torch's check_compiler_ok_for_platform
+
+
 def test_a_header_is_not_used_once_a_header_it_read_changed(tmp_path, monkeypatch):
     monkeypatch.setenv("KFORGE_PCH_DIR", str(tmp_path))
     read = tmp_path / "read.h"
@@ -123,7 +150,17 @@ def test_the_builder_makes_headers_from_an_emptied_build_folder_and_refuses_unsa
     assert len(seen) == 1 and seen[0][1] == []  # one header, made in an empty folder
     assert seen[0][0][:2] == ["bwrap", "--"] and json.loads(seen[0][0][-1]) == safe
     assert "-fplugin=/tmp/p.so is not a flag" in log and "not made: no compiler here" in log
-    assert os.listdir(tmp_path / "pch") == []
+    assert not any(os.path.isdir(tmp_path / "pch" / name) for name in os.listdir(tmp_path / "pch"))
+
+    # Builds of one flag set at once: the header is made by the one that claims it first.
+    (build / pch_builder.NOTES).mkdir()
+    (build / pch_builder.NOTES / "a.json").write_text(json.dumps({"kind": build_pch.TORCH_EXTENSION, "command": safe}))
+    held = pch_builder._claim(str(tmp_path / "pch"), build_pch.key(build_pch.TORCH_EXTENSION, safe))
+    assert held is not None
+    seen.clear()
+    _, log = pch_builder.make_wanted(str(build), run, ["bwrap", "--"], sys.executable, 60)
+    assert seen == [] and "being made by another build" in log
+    os.close(held)
 
 
 # -- With the real compilers -------------------------------------------------------------------------
