@@ -17,6 +17,8 @@ from kforge_worker import build_pch, nvcc_lanes, pch_builder, sandboxed_build
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 CXX = os.path.realpath(shutil.which("c++") or "/usr/bin/c++")
 ROOTS = ["/opt/torch", "/usr/local/cuda"]
+# One worker runs the module: its builds (a module fixture, minutes on two cores) are made once.
+pytestmark = pytest.mark.xdist_group("build_pch")
 
 MAIN_COMMAND = ["c++", "-MMD", "-MF", "main.o.d", "-DTORCH_EXTENSION_NAME=ext_0123", "-DTORCH_API_INCLUDE_EXTENSION_H",
                 "-isystem", "/opt/torch/include", "-fPIC", "-std=c++17", "-c", "/b/main.cpp", "-o", "main.o", "-O3"]
