@@ -98,15 +98,16 @@ def key(kind: str, words: list) -> str:
     tools = [_stamp(words[0])]
     if kind == CUDA_PREFIX:  # nvcc's own passes and its host compiler
         nvcc_dir = os.path.dirname(os.path.realpath(shutil.which(words[0]) or words[0]))
-        host = _value(words, "-ccbin") or _value(words, "--compiler-bindir")
+        host = option_value(words, "-ccbin") or option_value(words, "--compiler-bindir")
         tools.append(_stamp(os.path.join(nvcc_dir, "cudafe++")))
         tools += [_stamp(host)] if host else [_stamp("gcc"), _stamp("g++")]
     data = json.dumps([VERSION, kind, words, tools])
     return hashlib.sha256(data.encode()).hexdigest()[:24]
 
 
-def _value(words: list, option: str):
-    return next((words[i + 1] for i, w in enumerate(words[:-1]) if w == option), None)
+def option_value(words: list, name: str):
+    """The value after option ``name`` in a command's words, or None."""
+    return next((words[i + 1] for i, w in enumerate(words[:-1]) if w == name), None)
 
 
 def root():

@@ -78,11 +78,6 @@ def _tool(words: list) -> str:
     return os.path.basename(words[0].replace("$CICC_PATH/", "")) if words else ""
 
 
-def _option(words: list, name: str):
-    """The value after option ``name`` in a command's words, or None."""
-    return next((words[i + 1] for i, w in enumerate(words[:-1]) if w == name), None)
-
-
 def plan(lines: list, output: str):
     """The Plan of nvcc's dry-run ``lines`` for a compile to ``output``, or None where they are not
     the passes this script knows how to run side by side (ValueError where shlex cannot split one)."""
@@ -100,9 +95,9 @@ def plan(lines: list, output: str):
     if len(cudafe) != 1:
         return None
     cudafe_index, cudafe_command, words, _ = cudafe[0]
-    module_id_file = _option(words, "--module_id_file_name")
-    host_source = _option(words, "--gen_c_file_name")
-    stub_name = _option(words, "--stub_file_name")
+    module_id_file = build_pch.option_value(words, "--module_id_file_name")
+    host_source = build_pch.option_value(words, "--gen_c_file_name")
+    stub_name = build_pch.option_value(words, "--stub_file_name")
     if "--gen_module_id_file" not in words or not module_id_file or not host_source or not stub_name:
         return None
     cudafe_input = words[-1]
@@ -120,7 +115,7 @@ def plan(lines: list, output: str):
             host.append((index, command))
         elif cudafe_input in command or not (preprocessing or tool in _DEVICE_TOOLS):
             return None  # a pass it does not know, or a device pass reading the host side's files
-        elif tool == "cicc" and _option(words, "--module_id_file_name") != module_id_file:
+        elif tool == "cicc" and build_pch.option_value(words, "--module_id_file_name") != module_id_file:
             return None
         else:
             device.append((index, command))
@@ -246,7 +241,7 @@ def _prefix_header(nvcc: str, args: list):
 
 def compile_source(nvcc: str, args: list) -> int:
     """Compiles as ``nvcc ARGS`` would, in two lanes where the passes allow it."""
-    output = _option(args, "-o")
+    output = build_pch.option_value(args, "-o")
     sources = [a for a in args if a.endswith(".cu") and os.path.isfile(a)]
     splittable = ("-c" in args and output and len(sources) == 1
                   and not any(_WHOLE_PROGRAM_ONLY.match(a) for a in args))

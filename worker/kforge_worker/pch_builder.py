@@ -122,15 +122,14 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
     if not base or not notes:
         return {}, ""
     headers = {note["kind"]: "used" if note["found"] else "none" for note in notes}
+    wanted = [(note["kind"], note["command"]) for note in notes if not note["found"]]
+    wanted = [(kind, words, build_pch.key(kind, words)) for kind, words in wanted]
+    wanted = [(kind, words, key) for kind, words, key in wanted if not os.path.isdir(os.path.join(base, key))]
+    if not wanted:
+        return headers, ""
     roots, allowed = include_roots(), compilers()
     todo, log = [], []
-    for note in notes:
-        if note["found"]:
-            continue
-        kind, words = note["kind"], note["command"]
-        key = build_pch.key(kind, words)
-        if os.path.isdir(os.path.join(base, key)):
-            continue
+    for kind, words, key in wanted:
         reason = build_pch.unsafe(words, roots, allowed)
         lock = None if reason else _claim(base, key)
         if reason:
@@ -145,26 +144,23 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
     start = time.monotonic()
 
     def make(number: int, kind: str, words: list, key: str, lock: int) -> str:
-        try:
-            return make_one(number, kind, words, key)
-        finally:
-            os.close(lock)
-
-    def make_one(number: int, kind: str, words: list, key: str) -> str:
         made = os.path.join(build_dir, f"pch-{number}")  # made by the sandbox, in the folder it can write
         argv = [python, pch_produce.__file__, kind, made, json.dumps(words)]
         if kind == build_pch.CUDA_PREFIX:
             argv.append(module_id(key))
-        try:
-            r = run(sandbox + argv, build_dir, timeout)
-        except Exception as e:  # sandboxed_build.BuildFailed: past its time, or no compiler
-            return f"precompiled {kind} header not made: {e}"
-        if r.returncode != 0:
-            return f"precompiled {kind} header not made: {(r.stdout + r.stderr).strip()[-500:]}"
-        try:
-            _install(kind, made, os.path.join(base, key))
-        except OSError as e:
-            return f"precompiled {kind} header not installed: {e}"
+        try:  # the lock is held until this header is installed or given up
+            try:
+                r = run(sandbox + argv, build_dir, timeout)
+            except Exception as e:  # sandboxed_build.BuildFailed: past its time, or no compiler
+                return f"precompiled {kind} header not made: {e}"
+            if r.returncode != 0:
+                return f"precompiled {kind} header not made: {(r.stdout + r.stderr).strip()[-500:]}"
+            try:
+                _install(kind, made, os.path.join(base, key))
+            except OSError as e:
+                return f"precompiled {kind} header not installed: {e}"
+        finally:
+            os.close(lock)
         headers[kind] = "made"
         return f"precompiled {kind} header made in {time.monotonic() - start:.1f} s: later builds of these flags use it"
 

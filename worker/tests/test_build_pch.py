@@ -250,14 +250,15 @@ def test_main_cpp_with_the_header_is_the_object_without_it(headers, monkeypatch)
 
 @needs_nvcc
 def test_cuda_cu_with_the_header_is_the_object_without_it(headers, monkeypatch):
-    store, build, _, _, env = headers
+    store, build, first, second, env = headers
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(build)
     words = shlex.split(_compile_words(build, "cuda.cuda.o"))
     args = words[words.index(nvcc_lanes.__file__) + 2:]  # after the lanes' script and nvcc
     folder = nvcc_lanes._prefix_header(NVCC, args)
-    assert folder is not None and folder.startswith(str(store))
+    assert folder is not None and folder.startswith(str(store)), \
+        (second.get("precompiled_headers"), os.listdir(store), first["log"][-3000:])
     module = build_pch.module_id(folder)
     results = {}
     for label, header in (("with", folder), ("without", None)):
