@@ -95,3 +95,16 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     module = re.escape(header.read_text().strip().encode())
     assert re.search(rb"_GLOBAL__N_" + module + rb"\d+relu_kernel", library.read_bytes())
     shutil.rmtree(tmp_path / "cache" / "pch")  # a gigabyte of headers
+
+
+def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path):
+    """The builder's sandbox runs ninja on the folder the builder wrote: a source that compiles in
+    neither attempt is a compile_error with the line of the build as written."""
+    broken = tmp_path / "broken.py"
+    broken.write_text(candidate("load_inline_cuda").read_text().replace("x[i] : 0.f", "x[i] : undeclared_zero"))
+    env = {**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", broken, "--target", "cuda", "--compile-only", env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert result["status"] == "compile_error", result
+    assert re.search(r'cuda\.cu\(\d+\): error: identifier "undeclared_zero" is undefined', result["error"]["log"])
+    assert "cuda_headers" not in result["error"]["log"]  # the lighter attempt's commands (-I .../cuda_headers) are not shown

@@ -16,12 +16,18 @@ keys is ignored. Only the compiler runs inside ``sandbox`` (no network, the tool
 ``build_dir`` writable, an unprivileged uid). The result is read back, copied into a fresh file of
 the cache owned by kforge and published with an atomic rename, so candidates (which see the cache
 read-only) load exactly the build of the source they named, and nothing a compiler run left behind.
-A load_inline CUDA source is compiled against torch/types.h first (cuda_header_choice), and as
-written where that does not build; nvcc runs its host and device passes side by side (nvcc_lanes).
+A load_inline build's folder (sources, build.ninja) is written here by torch's own load_inline
+(inline_plan), and only ninja and what it runs go into ``sandbox``, which imports torch meanwhile to
+load the library as load_inline would. A load_inline CUDA source is compiled against torch/types.h
+first (cuda_header_choice), and as written where that does not build; nvcc runs its host and device
+passes side by side (nvcc_lanes). A load_inline name is an identifier: it names a cache folder.
 """
 
+import dataclasses
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -29,6 +35,7 @@ import tempfile
 import time
 
 MAX_SOURCE_BYTES = 4 << 20
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _CXX_WITH_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kforge-g++")
 
 
@@ -81,9 +88,9 @@ def _read_result(path: str, limit: int = 1 << 30) -> bytes:
         return f.read()
 
 
-def _run(argv: list, cwd: str, timeout: float, stdin: str = None) -> subprocess.CompletedProcess:
+def _run(argv: list, cwd: str, timeout: float, stdin: str = None, env: dict = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         raise BuildFailed(f"the build ran past {timeout:.0f} s") from None
     except OSError as e:
@@ -147,32 +154,50 @@ def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> di
     return {"key": key, "path": lib_path, "hit": False, "log": log}
 
 
-# argv[1]: nvcc_lanes.py, through which torch's build runs nvcc (unless PYTORCH_NVCC names another);
-# argv[2]: bin/kforge-g++, its C++ compiler where kforge keeps precompiled headers (build_pch), and
-# argv[3] the folder where the compiles note whether they found one.
-_INLINE_SCRIPT = """
-import json, os, shlex, sys
+# The sandboxed half of a load_inline build (inline_plan wrote the folder): ninja starts first and
+# torch is imported while the compilers run; then the library is loaded as load_inline loads it.
+_NINJA_SCRIPT = """
+import json, os, subprocess, sys
+# Not the build folder (python -c's ""): the compilers write there before torch is imported.
+sys.path[:] = [p for p in sys.path if p]
+plan = json.loads(sys.stdin.read())
+ninja = subprocess.Popen(plan["ninja"], stderr=subprocess.STDOUT)
 from torch.utils import cpp_extension
-if cpp_extension.CUDA_HOME and "PYTORCH_NVCC" not in os.environ:
-    nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
-    os.environ["PYTORCH_NVCC"] = shlex.join([sys.executable, sys.argv[1], nvcc])
-if os.environ.get("KFORGE_PCH_DIR"):
-    os.environ.update(KFORGE_REAL_CXX=os.environ.get("CXX") or "c++", KFORGE_PCH_PYTHON=sys.executable,
-                      KFORGE_PCH_NOTES=os.path.abspath(sys.argv[3]), CXX=sys.argv[2])
-params = json.loads(sys.stdin.read())
-cpp_extension.load_inline(**params)
+if ninja.wait() != 0:
+    sys.exit(f"Error building extension '{plan['name']}': ninja exited with status {ninja.returncode}")
+cpp_extension._import_module_from_library(plan["name"], os.getcwd(), plan["python_module"])
 """
+
+
+def _inline_environment(python: str, build_dir: str) -> dict:
+    """The variables load_inline's build runs under: nvcc through nvcc_lanes (unless PYTORCH_NVCC
+    names another), and where kforge keeps precompiled headers (build_pch), bin/kforge-g++ as the
+    C++ compiler, running the real one, with the folder where the compiles leave their notes."""
+    from torch.utils import cpp_extension
+
+    from kforge_worker import build_pch, nvcc_lanes, pch_builder
+
+    env = {}
+    if cpp_extension.CUDA_HOME and "PYTORCH_NVCC" not in os.environ:
+        nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
+        env["PYTORCH_NVCC"] = shlex.join([python, nvcc_lanes.__file__, nvcc])
+    if build_pch.root():
+        env.update(KFORGE_REAL_CXX=os.environ.get("CXX") or "c++", KFORGE_PCH_PYTHON=python, CXX=_CXX_WITH_HEADERS,
+                   KFORGE_PCH_NOTES=os.path.join(os.path.abspath(build_dir), pch_builder.NOTES))
+    return env
 
 
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
     from kforge_kernels import inline_cache
-    from kforge_worker import cuda_header_choice, gpu_env, nvcc_lanes, pch_builder
+    from kforge_worker import cuda_header_choice, gpu_env, inline_plan, pch_builder
 
     gpu_env.apply()  # the architectures the worker builds for (part of the key)
 
     params = req.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
         raise BuildFailed("params must be load_inline's arguments, with a name")
+    if not _IDENTIFIER.match(params["name"]):  # a folder of the cache, and the module's name
+        raise BuildFailed(f"load_inline's name must be an identifier (letters, digits, _): {params['name'][:80]!r}")
     if len(json.dumps(params).encode()) > MAX_SOURCE_BYTES:
         raise BuildFailed(f"the sources must be at most {MAX_SOURCE_BYTES} bytes")
     allowed = inline_cache.BUILD_ARGUMENTS
@@ -189,12 +214,17 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     python = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
     light = cuda_header_choice.light_params(run_params)
     attempts = ([("torch/types.h", light)] if light else []) + [("torch/extension.h", run_params)]
+    env = _inline_environment(python, build_dir)
     deadline = time.monotonic() + timeout
     for number, (headers, attempt) in enumerate(attempts):
         if number:  # nothing the first attempt's compiler left there reaches the second one's interpreter
             empty(build_dir)
-        r = _run(sandbox + [python, "-c", _INLINE_SCRIPT, nvcc_lanes.__file__, _CXX_WITH_HEADERS,
-                            pch_builder.NOTES], build_dir, max(1.0, deadline - time.monotonic()), json.dumps(attempt))
+        try:
+            plan = inline_plan.write(attempt, env)
+        except Exception as e:  # load_inline refused its arguments: the candidate's, in either attempt
+            raise BuildFailed(f"load_inline build failed: {type(e).__name__}: {e}") from None
+        r = _run(sandbox + [python, "-c", _NINJA_SCRIPT], build_dir, max(1.0, deadline - time.monotonic()),
+                 json.dumps(dataclasses.asdict(plan)), dict(os.environ, **env))
         if r.returncode == 0:
             break
     # Only the build as written speaks for the source: the lighter attempt's errors are not the candidate's.

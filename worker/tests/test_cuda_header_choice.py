@@ -49,11 +49,12 @@ class FakeCompiler:
         self.attempts = []
         self.found_planted = []
 
-    def __call__(self, argv, cwd, timeout, stdin=None):
+    def __call__(self, argv, cwd, timeout, stdin=None, env=None):
         import json
 
-        attempt = json.loads(stdin)
-        light = any(f.startswith("-I") and f.endswith("cuda_headers") for f in attempt["extra_cuda_cflags"])
+        plan = json.loads(stdin)
+        with open(os.path.join(cwd, "build.ninja")) as f:  # load_inline's, as kforge's builder wrote it
+            light = cuda_header_choice.HEADERS in f.read()
         self.attempts.append("light" if light else "as written")
         self.found_planted.append(os.path.exists(os.path.join(cwd, "json.py")))
         ok = self.light_builds or not light
@@ -61,7 +62,7 @@ class FakeCompiler:
             with open(os.path.join(cwd, "json.py"), "w") as f:
                 f.write("raise SystemExit('planted')\n")
         if ok:
-            with open(os.path.join(attempt["build_directory"], attempt["name"] + ".so"), "wb") as f:
+            with open(os.path.join(cwd, plan["name"] + ".so"), "wb") as f:
                 f.write(b"\x7fELF library")
         out = "built" if ok else "cuda.cu(3): error: namespace \"torch\" has no member \"manual_seed\""
         return subprocess.CompletedProcess(argv, 0 if ok else 1, out + f" ({self.attempts[-1]})\n", "")
@@ -90,7 +91,7 @@ def test_a_source_that_builds_in_neither_way_reports_the_build_as_written(tmp_pa
     (tmp_path / "build").mkdir()
     attempts = []
 
-    def broken(argv, cwd, timeout, stdin=None):
+    def broken(argv, cwd, timeout, stdin=None, env=None):
         attempts.append(stdin)
         return subprocess.CompletedProcess(argv, 1, f"cuda.cu(2): error: attempt {len(attempts)}\n", "")
 
