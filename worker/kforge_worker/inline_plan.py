@@ -17,9 +17,9 @@ kforge's builder has its own, build_pch). SYCL builds, which would run Intel's c
 ROCm builds, whose hipify pass rewrites the include folders it is given, are refused.
 """
 
-import contextlib
 import os
 from dataclasses import dataclass
+from unittest import mock
 
 
 @dataclass
@@ -27,20 +27,6 @@ class Plan:
     ninja: list           # the command load_inline runs in the build folder
     name: str             # the library's module name (the folder holds NAME.so)
     python_module: bool   # load_inline imports it as a Python module, else loads it as torch ops
-
-
-@contextlib.contextmanager
-def _environment(values: dict):
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def write(params: dict, env: dict) -> Plan:
@@ -68,15 +54,9 @@ def write(params: dict, env: dict) -> Plan:
             "remove_extension_h_precompiler_headers": lambda *args, **kwargs: None,
             # A fresh record of built names: in this process, a name built before is not "already built".
             "JIT_EXTENSION_VERSIONER": cpp_extension.ExtensionVersioner()}
-    saved = {name: getattr(cpp_extension, name) for name in held}  # AttributeError where this torch lacks one
-    with _environment(env):
-        try:
-            for name, value in held.items():
-                setattr(cpp_extension, name, value)
-            cpp_extension.load_inline(**params)
-        finally:
-            for name, value in saved.items():
-                setattr(cpp_extension, name, value)
+    # patch.multiple raises AttributeError where this torch lacks one of them: then nothing runs.
+    with mock.patch.dict(os.environ, env), mock.patch.multiple(cpp_extension, **held):
+        cpp_extension.load_inline(**params)
     if "ninja" not in seen or "module" not in seen:
         raise RuntimeError("torch's load_inline did not reach its build: kforge does not know this torch")
     name, python_module = seen["module"]

@@ -122,9 +122,8 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
     if not base or not notes:
         return {}, ""
     headers = {note["kind"]: "used" if note["found"] else "none" for note in notes}
-    wanted = [(note["kind"], note["command"]) for note in notes if not note["found"]]
-    wanted = [(kind, words, build_pch.key(kind, words)) for kind, words in wanted]
-    wanted = [(kind, words, key) for kind, words, key in wanted if not os.path.isdir(os.path.join(base, key))]
+    keyed = [(n["kind"], n["command"], build_pch.key(n["kind"], n["command"])) for n in notes if not n["found"]]
+    wanted = [(kind, words, key) for kind, words, key in keyed if not os.path.isdir(os.path.join(base, key))]
     if not wanted:
         return headers, ""
     roots, allowed = include_roots(), compilers()
