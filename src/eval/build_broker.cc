@@ -48,6 +48,13 @@ BuildBroker::BuildBroker(BuildBrokerSettings settings) : settings_(std::move(set
     throw InternalError(fmt::format("socketpair: {}", std::strerror(errno)));
   fd_ = fds[0];
   worker_fd_ = fds[1];
+  if (settings_.prestart) {
+    try {
+      warm_ = start_builder(true);
+    } catch (const std::exception& e) {  // the first request starts one as usual
+      spdlog::debug("kforge's builder not started ahead: {}", e.what());
+    }
+  }
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -109,17 +116,14 @@ std::string BuildBroker::handle(const std::string& line) {
   json message = {{"request", request}, {"sandbox", sandbox}, {"build_dir", dir.string()},
                   {"timeout", settings_.timeout_s}};
 
-  SpawnOptions spawn;
-  spawn.argv = {settings_.python, "-m", "kforge_worker.sandboxed_build"};
-  spawn.env = settings_.env;
-  // Not the build folder: `python -m` puts its working folder first on its import path, and the
-  // sandboxed compiler can write the build folder. No sandbox sees the worker's root.
-  spawn.cwd = settings_.work_root;
-  spawn.log_cap_bytes = 4u << 20;
   std::string reply;
   {
-    auto builder = Subprocess::spawn(spawn);
-    builder->send_line(message.dump());
+    // The prestarted builder where it is still there (it waits for one request, nothing else).
+    std::unique_ptr<Subprocess> builder = std::move(warm_);
+    if (!builder || !builder->send_line(message.dump())) {
+      builder = start_builder(false);
+      builder->send_line(message.dump());
+    }
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<long long>((settings_.timeout_s + 30) * 1000));
     std::string got;
@@ -140,6 +144,18 @@ std::string BuildBroker::handle(const std::string& line) {
   }
   fs::remove_all(dir, ec);
   return reply;
+}
+
+std::unique_ptr<Subprocess> BuildBroker::start_builder(bool warm) const {
+  SpawnOptions spawn;
+  spawn.argv = {settings_.python, "-m", "kforge_worker.sandboxed_build"};
+  if (warm) spawn.argv.push_back("--warm");
+  spawn.env = settings_.env;
+  // Not the build folder: `python -m` puts its working folder first on its import path, and the
+  // sandboxed compiler can write the build folder. No sandbox sees the worker's root.
+  spawn.cwd = settings_.work_root;
+  spawn.log_cap_bytes = 4u << 20;
+  return Subprocess::spawn(spawn);
 }
 
 }  // namespace kforge

@@ -9,11 +9,13 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "util/sandbox.h"
+#include "util/subprocess.h"
 
 namespace kforge {
 
@@ -25,6 +27,9 @@ struct BuildBrokerSettings {
   std::optional<HostIds> run_as;               // the compiler's host uid and gid (owns its build folder)
   std::filesystem::path work_root;             // where each build's fresh folder is made
   double timeout_s = 600;                      // per build
+  // Start one builder with torch imported before the first request (a load_inline candidate's
+  // build would otherwise wait for that import, seconds of a cold build).
+  bool prestart = false;
 };
 
 class BuildBroker {
@@ -43,11 +48,13 @@ class BuildBroker {
 
  private:
   void serve();
+  std::unique_ptr<Subprocess> start_builder(bool warm) const;
 
   BuildBrokerSettings settings_;
   int fd_ = -1;
   int worker_fd_ = -1;
   int builds_ = 0;
+  std::unique_ptr<Subprocess> warm_;  // the prestarted builder, until the first request takes it
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

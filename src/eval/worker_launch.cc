@@ -11,6 +11,7 @@
 
 #include "util/environment.h"
 #include "util/errors.h"
+#include "util/files.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
 #include "util/program_path.h"
@@ -128,6 +129,15 @@ std::map<std::string, std::string> worker_environment(WorkerRole role, const Eva
 
 namespace {
 
+// A candidate that builds with torch's load_inline gets its builder started ahead (BuildBroker).
+bool calls_load_inline(const fs::path& candidate) {
+  try {
+    return !candidate.empty() && read_file(candidate).find("load_inline") != std::string::npos;
+  } catch (const std::exception&) {
+    return false;  // the evaluation reports an unreadable candidate itself
+  }
+}
+
 std::uint64_t physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
@@ -225,6 +235,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   broker.env["KFORGE_PCH_DIR"] = (cache / "pch").string();
   broker.work_root = home.parent_path();
   broker.timeout_s = options.target.compile_timeout_s;
+  broker.prestart = calls_load_inline(options.candidate);
 
   if (bwrap) {
     SandboxPolicy policy;

@@ -2,6 +2,7 @@
 cuda candidate builds (NVRTC, sm_90a), build failures come back as compile_error with the compiler's
 lines, and Triton candidates are checked for correctness in Triton's interpreter on the CPU."""
 
+import os
 import re
 import shutil
 
@@ -68,7 +69,8 @@ def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
 
 def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path):
     """KernelBench's usual candidate: kforge's sandboxed builder compiles its cuda.cu against
-    torch/types.h, with nvcc's passes in two lanes, whose module id names the anonymous namespace.
+    torch/types.h (ATen declaring the operators named), with nvcc's passes in two lanes, whose module
+    id names the anonymous namespace.
     The first build also makes the precompiled headers of its flags; another source's build uses them."""
     env = {**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("load_inline_cuda"), "--target", "cuda",
@@ -77,6 +79,8 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     assert result["status"] == "compiled", result
     [event] = result["build"]["events"]
     assert event["path"] == "load_inline" and event["cuda_headers"] == "torch/types.h" and not event["cache_hit"]
+    assert event["aten_operators"] == "named"  # lean_aten's folder, seen read-only in the compiler's sandbox
+    assert event["warm_builder"] is True  # started beside the worker, torch imported before the request
     assert event["precompiled_headers"] == {"torch_extension": "made", "cuda_prefix": "made"}
     [library] = (tmp_path / "cache" / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
     # nvcc_lanes.module_id's shape (_HASH_LENGTH_NAME, the kernel's name right after it); nvcc's own
@@ -94,7 +98,27 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     [header] = (tmp_path / "cache" / "pch").glob("*/module_id")
     module = re.escape(header.read_text().strip().encode())
     assert re.search(rb"_GLOBAL__N_" + module + rb"\d+relu_kernel", library.read_bytes())
+
+    # A cache hit: the builder started beside the worker gets no request, and goes with the worker.
+    proc, result = kforge.eval(PROBLEMS / "01_relu.py", other, "--target", "cuda", "--compile-only", env=env)
+    assert result["status"] == "compiled", proc.stdout + proc.stderr
+    [event] = result["build"]["events"]
+    assert event["cache_hit"] and "warm_builder" not in event
+    assert _processes_with(f"KFORGE_PCH_DIR={tmp_path / 'cache' / 'pch'}") == []
     shutil.rmtree(tmp_path / "cache" / "pch")  # a gigabyte of headers
+
+
+def _processes_with(variable: str) -> list:
+    """The processes whose environment holds ``variable`` (NAME=VALUE)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if variable.encode() in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
 
 
 def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path):

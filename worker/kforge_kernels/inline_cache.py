@@ -142,8 +142,10 @@ def _patch(cpp_extension) -> None:
                     raise RuntimeError(f"Error building extension '{params['name']}': {reply.get('error')}\n"
                                        f"{reply.get('log', '')}")
                 directory, name = reply["path"], reply["name"]
-                if reply.get("cuda_headers"):
-                    how["cuda_headers"] = reply["cuda_headers"]  # what kforge's builder compiled cuda.cu against
+                # What kforge's builder compiled cuda.cu against, and whether it had torch imported already.
+                for field in ("cuda_headers", "aten_operators", "warm_builder"):
+                    if reply.get(field):
+                        how[field] = reply[field]
                 if isinstance(reply.get("precompiled_headers"), dict):  # kforge_worker/build_pch.py
                     how["precompiled_headers"] = reply["precompiled_headers"]
             module = cpp_extension._import_module_from_library(name, directory, params["is_python_module"])

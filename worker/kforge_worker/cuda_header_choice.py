@@ -9,11 +9,15 @@ resolved to torch/types.h (cuda_headers/torch/extension.h, found before torch's 
 where the source does not compile so, or visibly uses what only the full header declares (pybind11,
 torch's nn, optim, jit, linalg, fft, ... namespaces), it is built exactly as written. main.cpp (the
 bindings load_inline generates) always sees the full header. A source that compiles both ways is
-compiled from the same declarations of everything it uses, so the library is the same one.
+compiled from the same declarations of everything it uses, so the library is the same one. Where
+kforge keeps precompiled headers, that attempt's ATen also declares only the operators torch's
+headers and the source name (lean_aten): a third less for each of nvcc's passes to parse.
 """
 
 import os
 import re
+
+from kforge_worker import lean_aten
 
 HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_headers")
 
@@ -24,9 +28,11 @@ _NEEDS_FULL_HEADER = re.compile(
     r"python|utils)::")
 
 
-def light_params(params: dict):
+def light_params(params: dict, lean_folder: str = None):
     """load_inline's arguments with the CUDA sources' torch/extension.h resolved to torch/types.h, or
-    None where that cannot apply (no CUDA source, no implicit headers, a source that needs more)."""
+    None where that cannot apply (no CUDA source, no implicit headers, a source that needs more).
+    With ``lean_folder`` (lean_aten) ATen declares only the operators torch's headers and the
+    sources name."""
     sources = params.get("cuda_sources")
     if isinstance(sources, str):
         sources = [sources]
@@ -37,4 +43,7 @@ def light_params(params: dict):
     flags = params.get("extra_cuda_cflags") or []
     if isinstance(flags, str):
         flags = [flags]
-    return dict(params, extra_cuda_cflags=[f"-I{HEADERS}", *flags])
+    if not lean_folder:
+        return dict(params, extra_cuda_cflags=[f"-I{HEADERS}", *flags])
+    return dict(params, cuda_sources=lean_aten.with_operator_includes(sources, lean_aten.torch_include()),
+                extra_cuda_cflags=[f"-I{HEADERS}", f"-I{lean_folder}", *flags])

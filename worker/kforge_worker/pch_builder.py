@@ -16,7 +16,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from kforge_worker import build_pch, pch_produce, sandboxed_build
+from kforge_worker import build_pch, lean_aten, pch_produce, sandboxed_build
 
 NOTES = ".kforge-pch-notes"  # the compiles' notes in a build folder
 _MAX_HEADER_BYTES = 4 << 30
@@ -24,7 +24,8 @@ _MAX_TEXT_BYTES = 64 << 20
 
 
 def include_roots() -> list:
-    """Folders whose headers a made header may read: torch's, CUDA's, Python's and kforge's."""
+    """Folders whose headers a made header may read: torch's, CUDA's, Python's and kforge's (its
+    package and its lean ATen headers)."""
     import torch
     from torch.utils import cpp_extension
 
@@ -32,7 +33,8 @@ def include_roots() -> list:
     roots += [sysconfig.get_paths()[name] for name in ("include", "platinclude")]
     if cpp_extension.CUDA_HOME:
         roots.append(cpp_extension.CUDA_HOME)
-    return roots
+    lean = lean_aten.folder(create=False)  # made by this builder from torch's headers
+    return roots + ([lean] if lean else [])
 
 
 def compilers() -> list:

@@ -187,6 +187,17 @@ def _inline_environment(python: str, build_dir: str) -> dict:
     return env
 
 
+def _lean_folder():
+    """lean_aten's folder for this torch, made on first use; None without a folder of precompiled
+    headers (it lives there) or where it cannot be made (the build goes on without it)."""
+    from kforge_worker import lean_aten
+
+    try:
+        return lean_aten.folder()
+    except (OSError, ValueError):
+        return None
+
+
 def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) -> dict:
     from kforge_kernels import inline_cache
     from kforge_worker import cuda_header_choice, gpu_env, inline_plan, pch_builder
@@ -212,7 +223,8 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     run_params = dict(params, name=name, build_directory=build_dir, verbose=True)
     # The sandbox shows folders at their real paths; the interpreter keeps its name (its venv).
     python = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
-    light = cuda_header_choice.light_params(run_params)
+    lean = _lean_folder() if params.get("cuda_sources") else None
+    light = cuda_header_choice.light_params(run_params, lean)
     attempts = ([("torch/types.h", light)] if light else []) + [("torch/extension.h", run_params)]
     env = _inline_environment(python, build_dir)
     deadline = time.monotonic() + timeout
@@ -248,15 +260,33 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
         reply["precompiled_headers"] = precompiled
     if params.get("cuda_sources"):
         reply["cuda_headers"] = headers
+        if lean and attempt is light:
+            reply["aten_operators"] = "named"  # lean_aten: those torch's headers and the source name
     return reply
 
 
 BUILDERS = {"native": build_native, "load_inline": build_load_inline}
 
 
+def _warm() -> None:
+    """What a load_inline build imports, imported before its request arrives (``--warm``: kforge
+    starts such a builder beside a load_inline candidate's worker, src/eval/build_broker.cc)."""
+    from torch.utils import cpp_extension  # noqa: F401  (torch, seconds of a cold build)
+
+    from kforge_kernels import inline_cache  # noqa: F401
+    from kforge_worker import cuda_header_choice, inline_plan, pch_builder  # noqa: F401
+
+    _lean_folder()  # made once per torch install
+
+
 def main() -> int:
     reply_fd = int(os.environ.get("KFORGE_RESPONSE_FD", "3"))
+    warm = "--warm" in sys.argv[1:]
+    if warm:
+        _warm()
     line = sys.stdin.readline()
+    if not line:  # kforge stopped a builder that no request came to
+        return 0
     try:
         msg = json.loads(line)
         req = msg["request"]
@@ -264,7 +294,7 @@ def main() -> int:
         if builder is None:
             raise BuildFailed(f"unknown build kind {req.get('kind')!r}")
         reply = dict(builder(req, list(msg.get("sandbox") or []), msg["build_dir"], float(msg.get("timeout", 600))),
-                     ok=True)
+                     ok=True, warm_builder=warm)
     except BuildFailed as e:
         reply = {"ok": False, "error": str(e), "log": e.log[-200000:]}
     except Exception as e:  # a malformed request: the candidate sent it

@@ -106,3 +106,21 @@ def test_sycl_builds_are_refused_before_anything_runs(extensions, monkeypatch):
     for sycl in ({"sycl_sources": "int x;"}, {"with_sycl": True}):
         with pytest.raises(sandboxed_build.BuildFailed, match="SYCL"):
             sandboxed_build.build_load_inline({"params": params(**sycl)}, [], str(extensions / "build"), 60)
+
+
+def test_a_builder_started_ahead_serves_its_request_and_one_no_request_came_to_exits_quietly(tmp_path):
+    """kforge starts a builder with ``--warm`` beside a load_inline candidate (src/eval/build_broker.cc):
+    torch is imported before the request (its reply's ``warm_builder``: tests/e2e/test_gpu_compile_only.py);
+    the request is checked as any; stopped without a request, it just ends."""
+    worker = os.path.dirname(os.path.dirname(os.path.abspath(sandboxed_build.__file__)))
+    env = dict(os.environ, PYTHONPATH=worker, KFORGE_RESPONSE_FD="1")
+    command = [sys.executable, "-m", "kforge_worker.sandboxed_build", "--warm"]
+    quiet = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=300)
+    assert quiet.returncode == 0 and quiet.stdout == "" and "Traceback" not in quiet.stderr, quiet.stderr
+    request = {"request": {"kind": "load_inline", "params": {"name": "../escaped"}}, "sandbox": [],
+               "build_dir": str(tmp_path)}
+    r = subprocess.run(command, input=json.dumps(request) + "\n", capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=300)
+    reply = json.loads(r.stdout)
+    assert not reply["ok"] and "must be an identifier" in reply["error"]  # refused as by a cold builder
