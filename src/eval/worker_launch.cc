@@ -233,6 +233,9 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   // Precompiled torch headers of load_inline builds (kforge_worker/build_pch.py): made and installed
   // by the builder, read by its sandboxed compilers.
   broker.env["KFORGE_PCH_DIR"] = (cache / "pch").string();
+  // Their budget (kforge_worker/pch_store.py), the builder's alone.
+  const auto parent = current_environment();
+  if (auto it = parent.find("KFORGE_PCH_MAX_GB"); it != parent.end()) broker.env["KFORGE_PCH_MAX_GB"] = it->second;
   broker.work_root = home.parent_path();
   broker.timeout_s = options.target.compile_timeout_s;
   broker.prestart = calls_load_inline(options.candidate);

@@ -4,7 +4,8 @@ After a build, the compiles' notes in the build folder name commands that found 
 whose every word is on build_pch's list (``unsafe``) and that has none yet, pch_produce.py makes one
 in the compiler's sandbox from its own sources, and this process installs what it made: files of
 its own, read-only to all, in a new folder of $KFORGE_PCH_DIR published with an atomic rename, as
-sandboxed_build installs libraries. The headers of one build are made side by side.
+sandboxed_build installs libraries. The headers of one build are made side by side, and the store
+then kept within its budget (pch_store).
 """
 
 import fcntl
@@ -16,7 +17,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from kforge_worker import build_pch, lean_aten, pch_produce, sandboxed_build
+from kforge_worker import build_pch, lean_aten, pch_produce, pch_store, sandboxed_build
 
 NOTES = ".kforge-pch-notes"  # the compiles' notes in a build folder
 _MAX_HEADER_BYTES = 4 << 30
@@ -124,8 +125,10 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
     if not base or not notes:
         return {}, ""
     headers = {note["kind"]: "used" if note["found"] else "none" for note in notes}
-    keyed = [(n["kind"], n["command"], build_pch.key(n["kind"], n["command"])) for n in notes if not n["found"]]
-    wanted = [(kind, words, key) for kind, words, key in keyed if not os.path.isdir(os.path.join(base, key))]
+    keyed = [(n["kind"], n["command"], build_pch.key(n["kind"], n["command"]), n["found"]) for n in notes]
+    pch_store.mark_used(base, [key for _, _, key, found in keyed if found])
+    wanted = [(kind, words, key) for kind, words, key, found in keyed
+              if not found and not os.path.isdir(os.path.join(base, key))]
     if not wanted:
         return headers, ""
     roots, allowed = include_roots(), compilers()
@@ -167,4 +170,8 @@ def make_wanted(build_dir: str, run, sandbox: list, python: str, timeout: float)
 
     with ThreadPoolExecutor(len(todo)) as pool:
         log += list(pool.map(lambda job: make(*job), ((i, *t) for i, t in enumerate(todo))))
+    removed = pch_store.evict(base, pch_store.budget_bytes(), keep={key for _, _, key, _ in keyed})
+    if removed:
+        log.append(f"{len(removed)} least recently used precompiled headers removed "
+                   f"(the store's budget: $KFORGE_PCH_MAX_GB, default {pch_store.DEFAULT_MAX_GB:g})")
     return headers, "\n".join(log)

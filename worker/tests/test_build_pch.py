@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -163,6 +164,33 @@ def test_the_builder_makes_headers_from_an_emptied_build_folder_and_refuses_unsa
     _, log = pch_builder.make_wanted(str(build), run, ["bwrap", "--"], sys.executable, 60)
     assert seen == [] and "being made by another build" in log
     os.close(held)
+
+
+def test_the_builder_renews_the_headers_a_build_used_and_keeps_the_store_within_its_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("KFORGE_PCH_DIR", str(tmp_path / "pch"))
+    monkeypatch.setenv("KFORGE_PCH_MAX_GB", "0")
+    (tmp_path / "pch").mkdir()
+    build = tmp_path / "build"
+    (build / pch_builder.NOTES).mkdir(parents=True)
+    used, wanted = [pch_builder.compilers()[0], "-O3"], [pch_builder.compilers()[0], "-O2"]
+    (build / pch_builder.NOTES / "a.json").write_text(json.dumps({"kind": build_pch.TORCH_EXTENSION, "command": used,
+                                                                    "found": True}))
+    (build / pch_builder.NOTES / "b.json").write_text(json.dumps({"kind": build_pch.CUDA_PREFIX, "command": wanted}))
+    two_hours_ago = time.time() - 7200
+    for name in (build_pch.key(build_pch.TORCH_EXTENSION, used), "0" * 24):  # the one used, a stale one
+        (tmp_path / "pch" / name).mkdir()
+        (tmp_path / "pch" / name / "prefix.h.gch").write_bytes(b"header")
+        os.utime(tmp_path / "pch" / name, (two_hours_ago, two_hours_ago))
+
+    def run(argv, cwd, timeout):
+        return subprocess.CompletedProcess(argv, 1, "", "no compiler here")
+
+    headers, log = pch_builder.make_wanted(str(build), run, [], sys.executable, 60)
+    assert headers == {build_pch.TORCH_EXTENSION: "used", build_pch.CUDA_PREFIX: "none"}
+    headers_left = [name for name in os.listdir(tmp_path / "pch") if not name.startswith(".making-")]
+    assert headers_left == [build_pch.key(build_pch.TORCH_EXTENSION, used)]  # this build's: kept
+    assert time.time() - os.stat(tmp_path / "pch" / headers_left[0]).st_mtime < 60  # and marked used now
+    assert "1 least recently used precompiled headers removed" in log
 
 
 # -- With the real compilers -------------------------------------------------------------------------
