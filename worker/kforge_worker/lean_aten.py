@@ -20,6 +20,7 @@ the trusted builder into the read-only folder of precompiled headers ($KFORGE_PC
 headers are made with it on the include path (build_pch).
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -52,9 +53,14 @@ def _folder_name(include: str) -> str:
 
 
 def operators(include: str) -> list:
-    """The operators torch's Functions.h declares, in its order."""
+    """The operators torch's Functions.h declares, in its order (read once per process)."""
+    return list(_operators(include))
+
+
+@functools.lru_cache(maxsize=4)
+def _operators(include: str) -> tuple:
     with open(os.path.join(include, "ATen", "Functions.h")) as f:
-        return _OPERATOR_INCLUDE.findall(f.read())
+        return tuple(_OPERATOR_INCLUDE.findall(f.read()))
 
 
 def named_by_torch(include: str) -> set:
@@ -97,19 +103,13 @@ def folder(base: str = None, create: bool = True):
     path = os.path.join(base, _folder_name(include))
     if os.path.isdir(path) or not create:
         return path if os.path.isdir(path) else None
+    from kforge_worker import sandboxed_build
+
     staging = tempfile.mkdtemp(dir=base, prefix=".lean-")
     try:
         os.mkdir(os.path.join(staging, "ATen"))
         _write(include, staging)
-        for name in _HEADERS:  # read-only to all but kforge, as the cache's libraries
-            os.chmod(os.path.join(staging, "ATen", name), 0o644)
-        os.chmod(os.path.join(staging, "ATen"), 0o755)
-        os.chmod(staging, 0o755)
-        try:
-            os.rename(staging, path)
-        except OSError:
-            if not os.path.isdir(path):  # not another builder's, published first
-                raise
+        sandboxed_build.publish(staging, path, lambda: os.path.isdir(path))  # as the cache's libraries
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return path

@@ -63,10 +63,14 @@ def _install(data: bytes, path: str) -> None:
 
 
 def publish(staging: str, folder: str, done) -> None:
-    """Makes a staged folder's files read-only to all and renames it to ``folder`` atomically; where
-    another build published the same content first (``done()``), theirs stays."""
-    for entry in os.listdir(staging):
-        os.chmod(os.path.join(staging, entry), 0o644)
+    """Makes a staged folder's files (its subfolders' too) read-only to all but kforge and renames it
+    to ``folder`` atomically; where another build published the same content first (``done()``),
+    theirs stays."""
+    for root, dirs, files in os.walk(staging):
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
     os.chmod(staging, 0o755)
     try:
         os.rename(staging, folder)
@@ -274,9 +278,10 @@ def _warm() -> None:
     from torch.utils import cpp_extension  # noqa: F401  (torch, seconds of a cold build)
 
     from kforge_kernels import inline_cache  # noqa: F401
-    from kforge_worker import cuda_header_choice, inline_plan, pch_builder  # noqa: F401
+    from kforge_worker import cuda_header_choice, inline_plan, lean_aten, pch_builder  # noqa: F401
 
-    _lean_folder()  # made once per torch install
+    if _lean_folder():  # made once per torch install
+        lean_aten.operators(lean_aten.torch_include())  # read once per builder
 
 
 def main() -> int:
