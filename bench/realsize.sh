@@ -2,7 +2,7 @@
 # KernelBench's own problems at their own sizes, on a GPU machine: honest candidates
 # (bench/realsize/candidates) judged by kforge, by one process with nothing in between (the floor)
 # and by KernelBench's own harness, side by side. Each step stays under 10 minutes.
-#   bash bench/realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]
+#   bash bench/realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]   (substrings, comma-separated: 45_,47_)
 # STEP: build       builds every candidate's extension in parallel (torch's load_inline, MAX_JOBS=2
 #                   each) and records each build's seconds and its ninja steps
 #       floor       bench/realsize_floor.py per problem: per-trial floor, eager/candidate CUDA-event times
@@ -30,9 +30,11 @@ export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/realsize-ext}
 export KFORGE_CACHE_DIR=${KFORGE_CACHE_DIR:-/tmp/realsize-kforge-cache}
 candidates=$ROOT/bench/realsize/candidates
 
-problems() {
+problems() {  # NAME_FILTER: substrings separated by commas, a problem matching any of them
+  IFS=, read -ra wanted <<<"$filter"
   grep -v '^\s*#' "$ROOT/bench/realsize/problems.txt" | grep -v '^\s*$' | while read -r p; do
-    [ -z "$filter" ] || [[ "$p" == *$filter* ]] && echo "$p"
+    [ ${#wanted[@]} -eq 0 ] && { echo "$p"; continue; }
+    for w in "${wanted[@]}"; do [[ "$p" == *$w* ]] && { echo "$p"; break; }; done
   done
 }
 
@@ -87,7 +89,7 @@ case "$step" in
       "$PYTHON" "$ROOT/bench/memlog.py" "$RESULTS/kforge-$name.json" >"$RESULTS/kforge-$name.memlog"
       "$PYTHON" "$ROOT/bench/memlog.py" "$RESULTS/kforge-$name.json" --timeline >"$RESULTS/kforge-$name.timeline"
     done
-    if [ -z "$filter" ] || [[ 19_ReLU == *$filter* ]]; then
+    if problems | grep -q 19_ReLU; then
       for run in first cached; do
         start=$(date +%s%N)
         timeout "${EVAL_TIMEOUT:-540}" "$KFORGE" eval "$problems_dir/level1/19_ReLU.py" "$candidates/19_ReLU.py" --target cuda --python "$PYTHON" \

@@ -29,7 +29,9 @@ def kforge_row(results: Path, name: str) -> dict:
         return {}
     data = json.loads(path.read_text())
     result = data["evaluations"][0] if "evaluations" in data else data
-    trials = (result.get("correctness") or {}).get("trials") or 0
+    # The main shape's trials (phases_s.correctness_trials times those alone): calibration may raise
+    # them above --trials, and correctness.trials also counts the size variants' trials.
+    trials = (result.get("calibration") or {}).get("trials") or (result.get("correctness") or {}).get("trials") or 0
     phases = result.get("phases_s") or {}
     per_trial = phases.get("correctness_trials", 0) / trials if trials else None
     return {"status": result.get("status"), "speedup": result.get("speedup_vs_eager"), "per_trial_s": per_trial,

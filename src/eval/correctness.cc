@@ -30,13 +30,13 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
   // the candidate may use a trial's device buffers in place rather than copy them first. The first
   // trial gives work a call left running on a host thread time to show up as a deferred output; on
   // the others such work makes the snapshot checked at the return wrong, and the trial incorrect.
+  // The reference's digests of the set it published (device path) spare the candidate reading its
+  // inputs once before the call to tell later whether the call changed them.
   auto run_trial = [&](int t, const WorkerReply& made) {
-    return run.cand->send("run",
-                          {{"inputs", TrialInputs::decode(made.body).inputs},
-                           {"outputs", outputs_name(t)},
-                           {"in_place", run.lean_timing},
-                           {"settle", t == 0}},
-                          Seconds(run.opt.timeout_s));
+    const TrialInputs drawn = TrialInputs::decode(made.body);
+    json request = {{"inputs", drawn.inputs}, {"outputs", outputs_name(t)}, {"in_place", run.lean_timing}, {"settle", t == 0}};
+    if (!drawn.input_digests.is_null()) request["input_digests"] = drawn.input_digests;
+    return run.cand->send("run", request, Seconds(run.opt.timeout_s));
   };
   if (trials <= 0) return true;
   run.phase(fmt::format("{} trial 1/{}", tag, trials));

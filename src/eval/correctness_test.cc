@@ -62,5 +62,37 @@ TEST(Trials, SmallTrialsOverlapFromTheFirstAndNoneWhenTheReferenceSaysSo) {
                                                               "check 1", "make_trial 2", "check 2"}));
 }
 
+TEST(Trials, TheCandidateGetsTheDigestsOfTheSetTheReferencePublished) {
+  const fs::path dir = fs::temp_directory_path() / ("kforge-digests-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The reference answers make_trial with one digest per input (the device path); the candidate logs
+  // each run request as it got it.
+  auto ref = shell_worker("reference", R"sh(
+  trial=$(echo "$line" | sed -n 's/.*"trial":\([0-9]*\).*/\1/p')
+  echo "{\"id\":$id,\"ok\":true,\"inputs\":\"inputs_$trial\",\"input_bytes\":4,\"match\":true,\"input_digests\":[[[\"float32\",[4],$trial]],null]}" >&3
+)sh");
+  auto cand = shell_worker("candidate", R"sh(
+  [ "$cmd" = run ] && echo "$line" >> )sh" + (dir / "runs.log").string() + R"sh(
+  echo "{\"id\":$id,\"ok\":true,\"seconds\":0.001}" >&3
+)sh");
+  EvalOptions options;
+  options.timeout_s = options.reference_timeout_s = 20;
+  EvalRun run{options, nullptr, nullptr};
+  run.ref = ref.get();
+  run.cand = cand.get();
+  run.pipelined_from = 0;
+  EXPECT_TRUE(run_trials(run, "main", 2, false));
+  run.ref = run.cand = nullptr;
+  std::ifstream in(dir / "runs.log");
+  std::vector<nlohmann::json> runs;
+  for (std::string line; std::getline(in, line);) runs.push_back(nlohmann::json::parse(line));
+  fs::remove_all(dir);
+  ASSERT_EQ(runs.size(), 2u);
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(runs[t]["inputs"], "inputs_" + std::to_string(t));
+    EXPECT_EQ(runs[t]["input_digests"], nlohmann::json::parse("[[[\"float32\",[4]," + std::to_string(t) + "]],null]"));
+  }
+}
+
 }  // namespace
 }  // namespace kforge

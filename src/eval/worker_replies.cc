@@ -60,6 +60,7 @@ TrialInputs TrialInputs::decode(const json& body) {
   r.outputs = body.value("outputs", json());
   r.input_bytes = body.value("input_bytes", json());
   r.output_bytes = body.value("output_bytes", json());
+  r.input_digests = body.value("input_digests", json());
   return r;
 }
 

@@ -55,6 +55,7 @@ struct TrialInputs {
   std::string inputs;  // path of the inputs file, as the reference wrote it
   nlohmann::json outputs;
   nlohmann::json input_bytes, output_bytes;
+  nlohmann::json input_digests;  // per input, on the device path: what the candidate checks its inputs against
 
   static TrialInputs decode(const nlohmann::json& body);
 };

@@ -65,7 +65,7 @@ class CandidateSession:
     def run(self, req: dict) -> dict:
         inputs = self._fetch(req["inputs"], in_place=bool(req.get("in_place")))
         backend = self.peer.backend  # None on the host path
-        before = self._pristine(req["inputs"], inputs)
+        before = self._pristine(req["inputs"], inputs, req.get("input_digests"))
         start = time.perf_counter()
         try:
             # Outputs are snapshotted the moment forward returns; facts about the call go to the
@@ -88,11 +88,15 @@ class CandidateSession:
                 backend.discard_staged()
         return {"seconds": seconds}
 
-    def _pristine(self, name: str, inputs: list) -> list:
+    def _pristine(self, name: str, inputs: list, given=None) -> list:
         """What a call's inputs were, for _changed_inputs: on the CPU a second private view of the
         set's memfd, never handed out; on a GPU their digests, so that no second copy of a trial's
-        inputs takes device memory and only the inputs a call changed travel back."""
-        return self.peer.get(name) if self.device == "cpu" else _digests(inputs)
+        inputs takes device memory and only the inputs a call changed travel back. The digests the
+        reference took of the set it published (``given``, one per input, None for a value that is
+        not a tensor) save reading the inputs once more here."""
+        if self.device == "cpu":
+            return self.peer.get(name)
+        return _digests(inputs, given)
 
     def prepare_timing(self, req: dict) -> dict:
         self.timing_names = [req["inputs"]] + list(req.get("input_sets", []))
@@ -195,18 +199,22 @@ class CandidateSession:
 
 
 class _Digest:
-    """A tensor input as it was, by its tensors.digest."""
+    """A tensor input as it was, by its tensors.digest (taken here, or ``known``: the reference's of
+    the bytes it published)."""
 
-    def __init__(self, value: torch.Tensor):
-        self.digest = tensors.digest(value)
+    def __init__(self, value: torch.Tensor, known=None):
+        self.digest = known if known is not None else tensors.digest(value)
 
     def matches(self, value) -> bool:
         return isinstance(value, torch.Tensor) and tensors.digest(value) == self.digest
 
 
-def _digests(inputs: list) -> list:
-    """What the inputs were, without a second copy: each tensor's digest, other values as they are."""
-    return [_Digest(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+def _digests(inputs: list, given=None) -> list:
+    """What the inputs were, without a second copy: each tensor's digest (the one ``given`` for its
+    position where there is one list per input), other values as they are."""
+    known = given if isinstance(given, list) and len(given) == len(inputs) else [None] * len(inputs)
+    return [_Digest(v, k if isinstance(k, list) else None) if isinstance(v, torch.Tensor) else v
+            for v, k in zip(inputs, known)]
 
 
 def _changed_inputs(inputs: list, pristine) -> dict:

@@ -94,11 +94,13 @@ def select(device: str, environ=os.environ, supported=None, fits=lambda: True) -
 
 class StagedExports:
     """What an exporting backend shares with any other: exports made ahead of the set they go in
-    (``stage``), handed over by ``export``. A backend says which tensors it ``handles`` and makes
-    a fresh buffer holding a storage's bytes with ``_copy``."""
+    (``stage``), handed over by ``export``, and the buffers of a set served once kept for the next
+    (``recycle``). A backend says which tensors it ``handles``, makes a fresh buffer holding a
+    storage's bytes with ``_copy`` and refills a kept one with ``_fill``."""
 
     def __init__(self):
         self._staged = {}  # (address, bytes) of a storage: (the storage's bytes, their buffer)
+        self._spares = []  # buffers of the last set recycled, not yet reused
 
     def stage(self, tensors) -> None:
         """Exports the storages of ``tensors`` (None entries skipped) now, for the next ``export``
@@ -118,12 +120,33 @@ class StagedExports:
         for _, buf in staged.values():
             buf.close()
 
-    def export(self, raw: torch.Tensor):
-        """A fresh buffer holding ``raw`` (uint8, contiguous; the one ``stage`` made for its
-        storage, if any); its ``fd`` is sent, its ``close()`` releases it. The copy is finished
-        before this returns."""
+    def export(self, raw: torch.Tensor, reuse: bool = False):
+        """A buffer holding ``raw`` (uint8, contiguous): the one ``stage`` made for its storage, with
+        ``reuse`` a recycled one of the same size refilled, else a fresh one. Its ``fd`` is sent, its
+        ``close()`` releases it. The copy is finished before this returns."""
         staged = self._staged.pop((raw.data_ptr(), raw.numel()), None)
-        return staged[1] if staged is not None else self._copy(raw)
+        if staged is not None:
+            return staged[1]
+        if reuse:
+            for k, buf in enumerate(self._spares):
+                if buf.nbytes == raw.numel():
+                    self._fill(self._spares.pop(k), raw)
+                    return buf
+        return self._copy(raw)
+
+    def recycle(self, buffers) -> None:
+        """Keeps the buffers of a set the candidate was served once, for the next set's ``export``
+        with ``reuse``: allocating and releasing a trial-sized buffer costs about what filling it
+        does. The publisher only ever writes them, as it did before; the candidate may still map
+        them, so they hold only sets it is served in turn anyway (never timing's). Spares of an
+        earlier set not reused by now go."""
+        self.drop_spares()
+        self._spares = list(buffers)
+
+    def drop_spares(self) -> None:
+        spares, self._spares = self._spares, []
+        for buf in spares:
+            buf.close()
 
 
 class VmmBackend(StagedExports):
@@ -140,10 +163,13 @@ class VmmBackend(StagedExports):
 
     def _copy(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
         buf = device_buffers.allocate(raw.numel(), self.device)
+        self._fill(buf, raw)
+        return buf
+
+    def _fill(self, buf: device_buffers.DeviceBuffer, raw: torch.Tensor) -> None:
         if raw.numel():
             buf.bytes()[: raw.numel()].copy_(raw)
-        torch.cuda.synchronize(self.device)
-        return buf
+        torch.cuda.synchronize(self.device)  # the copy is done before the descriptor is sent
 
     def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
         """``nbytes`` of the buffer behind ``fd`` mapped in place, readable and writable; the view

@@ -45,6 +45,7 @@ class ReferenceSession:
         self.device_share = None  # bytes kforge reserved for the evaluation (load_problem's device_share_bytes)
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
         self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean host path)
+        self.spare_drawing = None  # (seed, inputs): the first trial's second drawing, until its determinism check
         # On a GPU, at sizes where every trial-sized set counts (device_transport.lean): trials in turn,
         # two timing sets, nothing of the reference's kept between timing blocks. On the host path too:
         # there each set of a 16 GiB problem is host memory as well as device memory.
@@ -80,9 +81,10 @@ class ReferenceSession:
         if self.trials.on_device:  # the last shape's trials: their buffers go with them
             for record in self.trials.records.values():
                 self.exchange.unpublish(record["name"])
+        self.exchange.drop_spares()
         self.lean = self._lean()
         self.trials = self._new_store()
-        self.redraw = None
+        self.redraw = self.spare_drawing = None
         self.compiled = None
         variants = []
         if int(req.get("variants", 0)) > 0:
@@ -160,21 +162,26 @@ class ReferenceSession:
         # Drawn where the computation runs on either path: KernelBench's torch.rand of 16 GiB takes a
         # CPU far longer than a GPU's generator and the host path's copy into its memfd together.
         inputs = self._unshared(self.draw_inputs(seed))
+        reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
         if self.on_device:
             # The candidate gets copies in buffers of their own; this process never reads the buffers
             # again. The inputs as drawn are drawn again when needed (inputs_before), or, where
-            # get_inputs() cannot do that, kept as a copy.
-            record.update(seed=seed, digest=tensors.digest(inputs))
+            # get_inputs() cannot do that, kept as a copy. The candidate checks its inputs after its
+            # call against these digests instead of taking its own first (one read of the set fewer).
+            entries = [tensors.digest(v) for v in inputs]
+            record.update(seed=seed, digest=[d for entry in entries for d in entry])
+            reply["input_digests"] = [entry if isinstance(v, torch.Tensor) else None for v, entry in zip(inputs, entries)]
             if not self._redraws(record, inputs):
                 record["inputs_before"] = tensors.copy_to(inputs, self.device)
-            self.exchange.publish(name, inputs, device=True)
+            # A lean correctness trial's set is served once: its check recycles the buffers for the
+            # next such set (never for a timing set: the candidate may still map them).
+            self.exchange.publish(name, inputs, device=True, reuse=self._served_once(trial))
         else:
             if self.lean:  # timing draws its sets again on the device instead of copying them from here
                 record.update(seed=seed, digest=tensors.digest(inputs))
                 self._redraws(record, inputs)
             # Kept unchanged, on the host: a view of exactly the sealed copy the candidate gets.
             record["inputs_before"] = self.exchange.publish(name, inputs)
-        reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
         # What the reference's own call runs on (and may change). A timing trial's on the lean device
         # path are drawn again when its call runs: kept, they would sit beside a timing block's sets.
         # A correctness trial's stay: the candidate uses its set's buffers in place, so they take the
@@ -184,6 +191,7 @@ class ReferenceSession:
         del inputs
         self.trials.add(trial, record)
         if self.on_device and trial > 0:
+            self.spare_drawing = None
             return reply  # the call runs when the check needs its outputs: one trial on the device at a time
         record = self._reference_call(trial)
         reply.update({"outputs": tensors.describe(record["outputs"]), "seconds": record["seconds"],
@@ -194,7 +202,13 @@ class ReferenceSession:
                 compare.compare(record["outputs"], again)
             except compare.Mismatch as m:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
+        self.spare_drawing = None
         return reply
+
+    def _served_once(self, trial: int) -> bool:
+        """Whether a trial's set is served once, used in place by the candidate and recycled by its check
+        (lean correctness trials on the device path)."""
+        return self.on_device and self.lean and trial < session.FIRST_TIMING_TRIAL
 
     def _reference_call(self, trial: int) -> dict:
         """The trial's record with the reference's outputs, on the device where trials live there (its
@@ -215,13 +229,26 @@ class ReferenceSession:
         return record
 
     def inputs_before(self, record: dict, own: bool = False) -> list:
-        """A trial's inputs as drawn: the kept copy (with ``own``, a copy of it the caller may change),
-        else drawn again from the trial's seed."""
+        """A trial's inputs as drawn: the kept copy (with ``own``, a copy of it the caller may change);
+        for a caller that only reads them, the inputs the reference's call ran on where that call left
+        them as drawn and they are still where the computation runs (the float64 audit of a lean
+        trial then draws no second set beside the first); else drawn again from the trial's seed."""
         if "inputs_before" in record:
             return tensors.copy_to(record["inputs_before"], self.device) if own else record["inputs_before"]
+        if not own and self._left_as_drawn(record):
+            return record["inputs_after"]
         return self._draw_again(record)
 
+    def _left_as_drawn(self, record: dict) -> bool:
+        after = record.get("inputs_after")
+        device = torch.device(self.device).type
+        return (after is not None and "digest" in record
+                and all(t.device.type == device for t in tensors.leaves(after)) and not _mutates(record))
+
     def _draw_again(self, record: dict) -> list:
+        spare, self.spare_drawing = self.spare_drawing, None
+        if spare is not None and spare[0] == record["seed"]:
+            return spare[1]  # the first trial's second drawing, its digest already compared
         inputs = self.draw_inputs(record["seed"])
         if tensors.digest(inputs) != record["digest"]:
             raise ProblemError("get_inputs() drew different values for the same seed a second time: "
@@ -236,6 +263,8 @@ class ReferenceSession:
             again = self.draw_inputs(record["seed"])
             self.redraw = (not tensors.storages(again) & tensors.storages(inputs)
                            and tensors.digest(again) == record["digest"])
+            if self.redraw and self.on_device:  # the determinism check's inputs, instead of a third drawing
+                self.spare_drawing = (record["seed"], again)
         return self.redraw
 
     def trial(self, trial: int) -> dict:
@@ -246,9 +275,9 @@ class ReferenceSession:
         number = int(req["trial"])
         if self.lean and self.on_device and not req.get("timing") and number in self.trials.records:
             # The candidate's call is over: its set is not served again (a trial kept for timing is
-            # published afresh by prepare_timing), and its buffers leave the device before this
-            # check's own tensors arrive there.
-            self.exchange.unpublish(self.trials.records[number]["name"])
+            # published afresh by prepare_timing). Its buffers are kept for the next trial's set
+            # (allocating and releasing a trial-sized buffer costs about as much as filling it).
+            self.exchange.unpublish(self.trials.records[number]["name"], recycle=self._served_once(number))
         try:
             return self._check(number, self._reference_call(number), req)
         finally:
@@ -283,6 +312,7 @@ class ReferenceSession:
         trial = self.trial(int(req.get("trial", 0)))
         self.timing_trials = [int(req.get("trial", 0))] + [int(t) for t in req.get("sets", [])]
         if self.lean and self.on_device:  # the timing sets are served again, in fresh buffers, drawn from their seeds
+            self.exchange.drop_spares()  # the correctness trials' recycled buffers go first
             for t in dict.fromkeys(self.timing_trials):
                 record = self.trials.records[t]
                 self.exchange.publish(record["name"], self.inputs_before(record, own=True), device=True)

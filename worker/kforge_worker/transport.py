@@ -80,10 +80,11 @@ def _seal(fd: int, attempts: int = 6) -> None:
             time.sleep(0.01 * 2 ** attempt)
 
 
-def pack_set(obj, backend):
+def pack_set(obj, backend, reuse: bool = False):
     """(sealed memfd, device buffers) holding ``obj``: with ``backend``, each storage it handles goes
-    into a fresh buffer of its own (up to MAX_BUFFERS). The caller owns both: it sends the memfd and
-    each buffer's ``fd``, and closes them all when the set is no longer served."""
+    into a fresh buffer of its own (up to MAX_BUFFERS), or with ``reuse`` into one the backend kept from
+    a set served once (StagedExports.recycle). The caller owns both: it sends the memfd and each
+    buffer's ``fd``, and closes (or recycles) them all when the set is no longer served."""
     storages, tensors, index = [], [], {}
     buffers = []  # (storage index, buffer) of device storages, in buffer order
 
@@ -135,7 +136,7 @@ def pack_set(obj, backend):
     try:
         for i, _ in buffers:
             raw = raw_bytes(storages[i])
-            exported.append(backend.export(raw))
+            exported.append(backend.export(raw, reuse=reuse))
         os.ftruncate(fd, data_start + end)
         _pwrite_all(fd, _HEADER.pack(_MAGIC, len(meta)) + meta, 0)
         for i, (s, place) in enumerate(zip(storages, places)):
@@ -344,12 +345,13 @@ class Exchange:
     def mode(self) -> str:
         return self.backend.name if self.backend is not None else "host"
 
-    def publish(self, name: str, obj, device: bool = False):
-        """Copies ``obj`` into a sealed memfd (with ``device``, its device tensors into device buffers)
+    def publish(self, name: str, obj, device: bool = False, reuse: bool = False):
+        """Copies ``obj`` into a sealed memfd (with ``device``, its device tensors into device buffers;
+        with ``reuse`` as well, buffers recycled from a set served once where their sizes match)
         served as ``name``. Returns the set as the candidate will see it (a private view of that memfd,
         not ``obj``) where it is all on the host; None where it holds device buffers, which the
         publisher never reads (the candidate could write them)."""
-        fd, buffers = pack_set(obj, self.backend if device else None)
+        fd, buffers = pack_set(obj, self.backend if device else None, reuse=reuse)
         view = None if buffers else unpack(fd)
         with self._lock:
             old = self._published.pop(name, None)
@@ -358,12 +360,23 @@ class Exchange:
             old.close()
         return view
 
-    def unpublish(self, name: str) -> None:
-        """Stops serving ``name`` and releases its memfd and buffers."""
+    def unpublish(self, name: str, recycle: bool = False) -> None:
+        """Stops serving ``name`` and releases its memfd and buffers; with ``recycle`` the backend keeps
+        the buffers for the next set published with ``reuse`` (a set the candidate was served once)."""
         with self._lock:
             old = self._published.pop(name, None)
-        if old is not None:
+        if old is None:
+            return
+        if recycle and self.backend is not None and old.buffers:
+            os.close(old.fd)
+            self.backend.recycle(old.buffers)
+        else:
             old.close()
+
+    def drop_spares(self) -> None:
+        """Releases the buffers kept for reuse (before sets that must not reuse them take the memory)."""
+        if self.backend is not None:
+            self.backend.drop_spares()
 
     def take(self, name: str):
         """What a candidate put under ``name`` (None if nothing; a TransportError if not a set); removed."""
@@ -390,6 +403,7 @@ class Exchange:
             self._published, self._received = {}, {}
         for p in published:
             p.close()
+        self.drop_spares()
         try:
             os.unlink(self.path)
         except OSError:

@@ -19,10 +19,14 @@ from kforge_worker.device_transport import StagedExports
 class FakeBuffer:
     def __init__(self, raw: torch.Tensor):
         self.fd = os.memfd_create("fake-device-buffer", os.MFD_CLOEXEC)
+        self.nbytes = raw.numel()
         os.ftruncate(self.fd, max(1, raw.numel()))
+        self.fill(raw)
+        self.closed = False
+
+    def fill(self, raw: torch.Tensor) -> None:
         if raw.numel():
             os.pwrite(self.fd, raw.contiguous().numpy().tobytes(), 0)
-        self.closed = False
 
     def close(self) -> None:
         if not self.closed:
@@ -38,6 +42,7 @@ class FakeBackend(StagedExports):
         self.exported = []
         self.imports = 0
         self.views = 0
+        self.refills = 0
 
     @property
     def staged(self) -> dict:
@@ -50,6 +55,10 @@ class FakeBackend(StagedExports):
         buf = FakeBuffer(raw)
         self.exported.append(buf)
         return buf
+
+    def _fill(self, buf: FakeBuffer, raw: torch.Tensor) -> None:
+        buf.fill(raw)
+        self.refills += 1
 
     def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
         """The buffer itself, shared with its exporter (a VMM mapping in place)."""

@@ -31,3 +31,21 @@ def test_on_the_cpu_the_inputs_are_compared_with_a_second_view_of_the_set():
     assert before is kept
     inputs[0].mul_(2)
     assert list(candidate._changed_inputs(inputs, before)["changed"]) == [0]
+
+
+def test_on_a_gpu_the_digests_the_reference_sent_are_not_taken_again(monkeypatch):
+    from kforge_worker import tensors
+
+    inputs = [torch.randn(64), 3, torch.randn(8)]
+    sent = [tensors.digest(inputs[0]), None, tensors.digest(inputs[2])]  # make_trial's input_digests, as JSON brings them
+    taken = []
+    digest = tensors.digest
+    monkeypatch.setattr(tensors, "digest", lambda t: taken.append(t) or digest(t))
+    before = candidate.CandidateSession._pristine(_session("cuda:0", None), "inputs_main_0", inputs, sent)
+    assert taken == []  # nothing read before the call
+    assert candidate._changed_inputs(inputs, before)["changed"] == {}
+    inputs[2].mul_(-1)
+    assert list(candidate._changed_inputs(inputs, before)["changed"]) == [2]
+    # Digests that do not line up with the inputs are not used: the candidate takes its own.
+    candidate.CandidateSession._pristine(_session("cuda:0", None), "inputs_main_0", inputs, sent[:2])
+    assert len(taken) == 2 + 2 + 2

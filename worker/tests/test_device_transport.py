@@ -235,6 +235,33 @@ def test_the_exchange_serves_device_sets_and_copies_what_a_peer_puts_on_arrival(
         peer.close()
 
 
+def test_a_set_served_once_lends_its_buffers_to_the_next_and_only_to_sets_that_reuse(device_exchange):
+    exchange, backend = device_exchange
+    exchange.publish("inputs_main_0", [torch.arange(8.0), torch.ones(3)], device=True, reuse=True)
+    first = exchange._published["inputs_main_0"].buffers
+    exchange.unpublish("inputs_main_0", recycle=True)  # its check: the candidate's call is over
+    assert not any(b.closed for b in first)
+    # A timing set (no reuse) never gets them: the candidate may still map them.
+    exchange.publish("inputs_main_2000", [torch.arange(8.0) + 5], device=True)
+    assert exchange._published["inputs_main_2000"].buffers[0] not in first
+    # The next trial's set takes the one of its size, refilled; the other goes when the next set is
+    # recycled or the spares are dropped.
+    made = len(backend.exported)
+    exchange.publish("inputs_main_1", [torch.arange(8.0) * 7], device=True, reuse=True)
+    assert exchange._published["inputs_main_1"].buffers == [first[0]]
+    assert len(backend.exported) == made and backend.refills == 1
+    peer = transport.connect(exchange.path, lambda mode: backend)
+    try:
+        assert torch.equal(peer.get("inputs_main_1")[0], torch.arange(8.0) * 7)
+    finally:
+        peer.close()
+    assert not first[1].closed
+    exchange.drop_spares()
+    assert first[1].closed and not first[0].closed
+    exchange.unpublish("inputs_main_1")  # not recycled: released
+    assert first[0].closed
+
+
 def test_a_host_exchange_tells_its_peer_and_refuses_device_buffers(tmp_path):
     exchange = transport.Exchange(transport.socket_path(str(tmp_path)))
     backend = FakeBackend()

@@ -89,23 +89,31 @@ SCENARIO = textwrap.dedent("""
     cand = start(honest)
     out["candidate_mode"] = cand.peer.device_transport
     checks, resident = [], []
-    made = ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
-    out["first_reply"] = sorted(made)
-    in_place = loaded["lean_timing"]  # kforge's run request: lean trials are served once each
     draws, draw = [], ref.draw_inputs
     ref.draw_inputs = lambda seed: draws.append(seed) or draw(seed)
+    made = ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
+    out["first_reply"] = sorted(made)
+    out["first_trial_draws"] = len(draws)
+    del draws[:]
+    in_place = loaded["lean_timing"]  # kforge's run request: lean trials are served once each
     for t in range(6):  # kforge's pipelined order: trial t+1 is drawn before trial t is checked
-        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"out_{t}", "in_place": in_place})
+        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"out_{t}", "in_place": in_place,
+                  "input_digests": made["input_digests"]})
         if t == 4 and device == "cpu":  # a candidate writing the buffers it was handed: nothing the reference reads
             for buf in ref.exchange._published["inputs_main_4"].buffers:
                 os.pwrite(buf.fd, b"\\xff" * 256, 0)
-        reply = ref.make_trial({"trial": t + 1, "seed": 3})
+        made = ref.make_trial({"trial": t + 1, "seed": 3})
         checks.append(ref.check({"trial": t, "candidate_outputs": f"out_{t}"}))
         # The trials whose outputs are there (on a GPU: on the device).
         resident.append([n for n, r in ref.trials.records.items() if "outputs" in r])
     out["checks"] = [[c["match"], "input_mutation" in c, "precision" in c] for c in checks]
     out["draws"] = len(draws)
     out["views"] = backend.views if device == "cpu" else None
+    out["refills"] = backend.refills if device == "cpu" else None
+    # Trial 6 went into trial 4's recycled buffers, which the candidate wrote: they hold trial 6's inputs.
+    seed6 = reference.session.trial_seed(3, 6)
+    out["trial_6_served"] = all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(
+        cand.peer.get("inputs_main_6"), draw(seed6)))
     out["resident"] = resident
     out["resident_after_checks"] = ref.trials.resident
     out["kept"] = sorted(n for n in ref.trials.checked if n not in ref.trials.dropped)
@@ -154,8 +162,8 @@ SCENARIO = textwrap.dedent("""
     ref.reset({})
     loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
     bad = start(mutates)
-    ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
-    bad.run({"inputs": "inputs_main_0", "outputs": "m_0", "in_place": in_place})
+    made = ref.make_trial({"trial": 0, "seed": 3, "check_determinism": True})
+    bad.run({"inputs": "inputs_main_0", "outputs": "m_0", "in_place": in_place, "input_digests": made["input_digests"]})
     out["mutation"] = "input_mutation" in ref.check({"trial": 0, "candidate_outputs": "m_0"})
 
     ref.reset({})
@@ -182,12 +190,19 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
     # Every trial matches, no input mutation; the first is audited against float64.
     assert all(match and not mutation for match, mutation, _ in out["checks"]), out["checks"]
     assert out["checks"][0][2]
-    # Trials 1-6 are drawn once each, and trial 0 and one of trials 1-4 again for their float64
-    # audits: a correctness trial's call runs on the inputs kept since they were drawn. Lean trials
-    # reach the candidate in place: two input tensors a trial, no copy.
-    assert out["draws"] == 6 + 2
+    # Trials 1-6 are drawn once each: a correctness trial's call runs on the inputs kept since they
+    # were drawn, and the float64 audits of trial 0 and one of trials 1-4 on those inputs after the
+    # call, which left them as drawn. Lean trials reach the candidate in place: two input tensors a
+    # trial, no copy.
+    assert out["draws"] == 6
+    # The first trial is drawn, drawn again to learn that get_inputs() repeats itself, and that second
+    # drawing is what the determinism check runs on.
+    assert out["first_trial_draws"] == 2
     if device == "cpu":
         assert out["views"] == (12 if lean == "lean" else 0)
+        # Lean trials 2-6 go into the buffers trials 0-4 were served in (two tensors a set), refilled.
+        assert out["refills"] == (10 if lean == "lean" else 0)
+    assert out["trial_6_served"] is True
     # The trials timing swaps in are kept, later ones released with their inputs. Kept trials' outputs
     # left the device with them (computed again when a timed repetition is checked: out["timed"]).
     assert out["kept"] == kept and out["resident_after_checks"] is None
@@ -240,3 +255,19 @@ def test_lean_trials_overlap_from_the_first_where_the_audit_fits_beside_two(monk
     monkeypatch.setattr(memory_estimate, "device_memory",
                         lambda device: {"free_bytes": free_gib * gib, "total_bytes": 141 * gib})
     assert ref._pipelined_from() == expected
+
+
+def test_a_reader_of_a_trials_inputs_gets_those_the_call_left_as_drawn_else_a_new_drawing():
+    from kforge_worker import reference, tensors
+
+    ref = reference.ReferenceSession()
+    drawn = [torch.arange(6.0), torch.ones(3)]
+    draws = []
+    ref.draw_inputs = lambda seed: draws.append(seed) or [t.clone() for t in drawn]
+    left_alone = {"seed": 5, "digest": tensors.digest(drawn), "inputs_after": [t.clone() for t in drawn]}
+    assert ref.inputs_before(left_alone) is left_alone["inputs_after"] and draws == []
+    ref.inputs_before(left_alone, own=True)  # a caller that may change them gets a drawing of its own
+    assert draws == [5]
+    changed = {"seed": 6, "digest": tensors.digest(drawn), "inputs_after": [torch.arange(6.0).relu_() - 1, torch.ones(3)]}
+    again = ref.inputs_before(changed)  # a reference that changes its inputs in place: drawn again
+    assert draws == [5, 6] and changed["mutates_inputs"] is True and torch.equal(again[0], drawn[0])
