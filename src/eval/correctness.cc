@@ -34,7 +34,8 @@ bool run_trials(EvalRun& run, const std::string& tag, int trials, bool main_shap
   // inputs once before the call to tell later whether the call changed them.
   auto run_trial = [&](int t, const WorkerReply& made) {
     const TrialInputs drawn = TrialInputs::decode(made.body);
-    json request = {{"inputs", drawn.inputs}, {"outputs", outputs_name(t)}, {"in_place", run.lean_timing}, {"settle", t == 0}};
+    json request = {
+        {"inputs", drawn.inputs}, {"outputs", outputs_name(t)}, {"in_place", run.lean_timing}, {"settle", t == 0}};
     if (!drawn.input_digests.is_null()) request["input_digests"] = drawn.input_digests;
     return run.cand->send("run", request, Seconds(run.opt.timeout_s));
   };

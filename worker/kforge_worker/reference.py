@@ -84,7 +84,7 @@ class ReferenceSession:
         self.exchange.drop_spares()
         self.lean = self._lean()
         self.trials = self._new_store()
-        self.redraw = self.spare_drawing = None
+        self.redraw = None
         self.compiled = None
         variants = []
         if int(req.get("variants", 0)) > 0:
@@ -152,6 +152,12 @@ class ReferenceSession:
         return draw_on_device(self.module, seed, self.device)
 
     def make_trial(self, req: dict) -> dict:
+        try:
+            return self._make_trial(req)
+        finally:
+            self.spare_drawing = None  # a second drawing the first trial did not use goes with it
+
+    def _make_trial(self, req: dict) -> dict:
         trial = int(req["trial"])
         tag = req.get("tag", "main")
         seed = session.trial_seed(int(req["seed"]), trial)
@@ -191,7 +197,6 @@ class ReferenceSession:
         del inputs
         self.trials.add(trial, record)
         if self.on_device and trial > 0:
-            self.spare_drawing = None
             return reply  # the call runs when the check needs its outputs: one trial on the device at a time
         record = self._reference_call(trial)
         reply.update({"outputs": tensors.describe(record["outputs"]), "seconds": record["seconds"],
@@ -202,7 +207,6 @@ class ReferenceSession:
                 compare.compare(record["outputs"], again)
             except compare.Mismatch as m:
                 raise ProblemError(f"the reference is nondeterministic: two runs on the same inputs differ ({m.report['message']})")
-        self.spare_drawing = None
         return reply
 
     def _served_once(self, trial: int) -> bool:

@@ -368,10 +368,9 @@ class Exchange:
         if old is None:
             return
         if recycle and self.backend is not None and old.buffers:
-            os.close(old.fd)
-            self.backend.recycle(old.buffers)
-        else:
-            old.close()
+            old.buffers, kept = [], old.buffers
+            self.backend.recycle(kept)
+        old.close()
 
     def drop_spares(self) -> None:
         """Releases the buffers kept for reuse (before sets that must not reuse them take the memory)."""
