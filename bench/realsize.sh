@@ -5,7 +5,8 @@
 #   bash bench/realsize.sh KERNELBENCH_DIR STEP [NAME_FILTER]   (substrings, comma-separated: 45_,47_)
 # STEP: build       builds every candidate's extension in parallel (torch's load_inline, MAX_JOBS=2
 #                   each) and records each build's seconds and its ninja steps
-#       floor       bench/realsize_floor.py per problem: per-trial floor, eager/candidate CUDA-event times
+#       floor       bench/realsize_floor.py per problem, FLOOR_RUNS times (default 3: its first trial moves
+#                   its mean by a third between runs): per-trial floor, eager/candidate CUDA-event times
 #                   (imports the candidates as built by `build`: run that first)
 #       kernelbench bench/kernelbench_harness.py per problem: KernelBench's verdict and speedup
 #       prebuild    kforge eval --compile-only of every candidate at once: fills kforge's build cache
@@ -67,8 +68,10 @@ case "$step" in
     ;;
   floor)
     for p in $(problems); do
-      "$PYTHON" "$ROOT/bench/realsize_floor.py" "$problems_dir/$p" "$candidates/$(basename "$p")" \
-        2>>"$RESULTS/floor.log" | tail -1 >>"$RESULTS/floor.jsonl"
+      for _ in $(seq "${FLOOR_RUNS:-3}"); do
+        "$PYTHON" "$ROOT/bench/realsize_floor.py" "$problems_dir/$p" "$candidates/$(basename "$p")" \
+          2>>"$RESULTS/floor.log" | tail -1 >>"$RESULTS/floor.jsonl"
+      done
     done
     ;;
   kernelbench)

@@ -19,6 +19,22 @@ def by_problem(rows: list[dict]) -> dict[str, dict]:
     return {Path(r["problem"]).name: r for r in rows}
 
 
+def median_runs(rows: list[dict]) -> dict[str, dict]:
+    """Per problem, the run with the median ``trial_mean_s`` of those measured (the lower middle of an
+    even count), with ``trial_mean_range_s`` (the smallest and largest of them) and ``runs`` added: the
+    floor's first trial alone moves its mean by a third between runs (bench/realsize.sh FLOOR_RUNS)."""
+    grouped: dict[str, list[dict]] = {}
+    for r in rows:
+        grouped.setdefault(Path(r["problem"]).name, []).append(r)
+    picked = {}
+    for name, runs in grouped.items():
+        ordered = sorted(runs, key=lambda r: r.get("trial_mean_s") or 0)
+        means = [r.get("trial_mean_s") or 0 for r in ordered]
+        picked[name] = {**ordered[(len(ordered) - 1) // 2], "trial_mean_range_s": (means[0], means[-1]),
+                        "runs": len(ordered)}
+    return picked
+
+
 def fmt(value, spec: str = ".2f", unit: str = "") -> str:
     return "–" if value is None else f"{value:{spec}}{unit}"
 
@@ -83,7 +99,7 @@ def kforge_cell(kf: dict, run: dict) -> str:
 
 def main() -> int:
     results = Path(sys.argv[1])
-    floor = by_problem(read_lines(results / "floor.jsonl"))
+    floor = median_runs(read_lines(results / "floor.jsonl"))
     kb = by_problem(read_lines(results / "kernelbench.jsonl"))
     builds = by_problem(read_lines(results / "build.jsonl"))
     prebuilds = by_problem(read_lines(results / "prebuild.jsonl"))
@@ -93,7 +109,8 @@ def main() -> int:
     device = next((r.get("device") for r in floor.values()), "unknown device")
     lines = [f"# Real-size KernelBench problems on {device}", "",
              "Speedups are vs PyTorch eager. Floor: one process, inputs drawn on the GPU, reference and candidate",
-             "run and compared on the GPU, nothing in between (bench/realsize_floor.py). KernelBench: its own",
+             "run and compared on the GPU, nothing in between (bench/realsize_floor.py); per trial, the median",
+             "of its runs' means [smallest–largest]. KernelBench: its own",
              "eval_kernel_against_ref (5 correctness trials, 30 timed calls, L2 cleared before every call).",
              "kforge: `kforge eval` at its defaults (5 trials, 30 repetitions, 3 warm-up; L2 flushed per call),",
              "with its build cached (`prebuild`): status, speedup [95% interval], data path, seconds of the command.",
@@ -112,7 +129,11 @@ def main() -> int:
         kf_cell = kforge_cell(kf, kforge_runs.get(name, {}))
         floor_trial = f.get("trial_mean_s")
         ratio = (kf["per_trial_s"] / floor_trial) if kf.get("per_trial_s") and floor_trial else None
-        trial_cell = f"{fmt(floor_trial, '.3f', ' s')} / {fmt(kf.get('per_trial_s'), '.3f', ' s')}"
+        spread = ""
+        if f.get("runs", 0) > 1:
+            low, high = f["trial_mean_range_s"]
+            spread = f" [{low:.3f}–{high:.3f}, {f['runs']} runs]"
+        trial_cell = f"{fmt(floor_trial, '.3f', ' s')}{spread} / {fmt(kf.get('per_trial_s'), '.3f', ' s')}"
         if ratio:
             trial_cell += f" ({ratio:.1f}×)"
         floor_ms = [1e3 * t for t in f.get("trial_s") or []]

@@ -73,16 +73,17 @@ class CandidateSession:
             # call may have left running.
             on_device = backend is not None
             facts, snapshot = self.watch.forward(self.model, inputs, record_ops=True, snapshots_on_device=on_device,
-                                                 meanwhile=backend.stage if on_device else None,
+                                                 meanwhile=(lambda t: backend.stage(t, reuse=True)) if on_device else None,
                                                  settle=bool(req.get("settle", True)))[1:]
             self.correctness_types.update(facts.get("output_types", []))
             seconds = time.perf_counter() - start
             changed = _changed_inputs(list(inputs), before)
             del inputs, before
             # The snapshot and the changed inputs are copied into a fresh memfd, sealed before the
-            # reference sees it (device tensors into fresh device buffers, which the reference copies
-            # before this returns); only the inputs the call changed (the reference has the others).
-            self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts})
+            # reference sees it (device tensors into device buffers, which the reference copies before
+            # this returns, kept for the next trial's outputs); only the inputs the call changed (the
+            # reference has the others).
+            self.peer.put(req["outputs"], {"outputs": snapshot, "inputs_after": changed, "facts": facts}, recycle=True)
         finally:
             if backend is not None:
                 backend.discard_staged()
@@ -99,6 +100,8 @@ class CandidateSession:
         return _digests(inputs, given)
 
     def prepare_timing(self, req: dict) -> dict:
+        if self.peer.backend is not None:
+            self.peer.backend.drop_spares()  # the correctness trials' output buffers: timing keeps its own
         self.timing_names = [req["inputs"]] + list(req.get("input_sets", []))
         self.prepared_sets = len(self.timing_names) - 1
         # Lean timing (large trials on the device path) fetches the buffers and sets for each block

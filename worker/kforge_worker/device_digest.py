@@ -36,9 +36,9 @@ SOURCE = worker_kernels.BLOCK_REDUCE + r"""
 __constant__ int kPositions[4] = {0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C};
 
 // table: W's columns 3-7, column-major (5 x 4096 int8, as 5 x 1024 ints). sums: the ten sums.
-// bytes and table are 16-byte aligned.
+// copy: null, or where the bytes are copied as they are read. bytes, copy and table are 16-byte aligned.
 extern "C" __global__ void digest_bytes(const signed char* bytes, long long n, const signed char* table,
-                                        unsigned long long* sums) {
+                                        unsigned long long* sums, signed char* copy) {
   const int4* data = (const int4*)bytes;
   __shared__ int4 w[5 * ROW_UNITS];
   for (int i = threadIdx.x; i < 5 * ROW_UNITS; i += blockDim.x) w[i] = ((const int4*)table)[i];
@@ -53,10 +53,14 @@ extern "C" __global__ void digest_bytes(const signed char* bytes, long long n, c
     int4 x;
     if (u < full) {
       x = data[u];
+      if (copy) ((int4*)copy)[u] = x;
     } else {  // the last, partial unit: the bytes past the end are zeros
       const signed char* last = bytes + u * 16;
       int words[4] = {0, 0, 0, 0};
-      for (int b = 0; b < (int)(n - u * 16); ++b) words[b >> 2] |= ((int)(unsigned char)last[b]) << (8 * (b & 3));
+      for (int b = 0; b < (int)(n - u * 16); ++b) {
+        words[b >> 2] |= ((int)(unsigned char)last[b]) << (8 * (b & 3));
+        if (copy) copy[u * 16 + b] = last[b];
+      }
       x = make_int4(words[0], words[1], words[2], words[3]);
     }
     int q = (int)(u % ROW_UNITS);
@@ -89,10 +93,17 @@ _kernels = worker_kernels.WorkerModule(SOURCE, "kforge_device_digest")
 _tables: dict = {}  # device -> W's columns 3-7 as the kernel reads them
 
 
-def sums(flat: torch.Tensor, weights: torch.Tensor) -> Optional[list]:
+def sums(flat: torch.Tensor, weights: torch.Tensor, copy_to: Optional[torch.Tensor] = None) -> Optional[list]:
     """The ten sums of tensors.digest for ``flat`` (contiguous int8 bytes on a CUDA device, 16-byte
-    aligned) with the weight matrix ``weights`` (ROW x 8), or None where the kernel cannot run here."""
+    aligned) with the weight matrix ``weights`` (ROW x 8), or None where the kernel cannot run here.
+    With ``copy_to`` (as many contiguous bytes on the same device, 16-byte aligned) the bytes are
+    copied there in the same read: a copy that digests what it copies costs what the copy alone does
+    (a digest before it read the bytes once more). Where None is returned nothing was copied."""
     if not flat.is_cuda or flat.data_ptr() % 16 or not _kernels.usable(flat.device):
+        return None
+    if copy_to is not None and (copy_to.device != flat.device or copy_to.data_ptr() % 16
+                                or copy_to.numel() * copy_to.element_size() != flat.numel()
+                                or not copy_to.is_contiguous()):
         return None
     n = flat.numel()
     if n == 0:
@@ -100,7 +111,8 @@ def sums(flat: torch.Tensor, weights: torch.Tensor) -> Optional[list]:
     out = torch.zeros(10, dtype=torch.int64, device=flat.device)
     sms = torch.cuda.get_device_properties(flat.device).multi_processor_count
     grid = max(1, min((n + 16 * BLOCK - 1) // (16 * BLOCK), sms * BLOCKS_PER_SM))
-    if not _kernels.launch("digest_bytes", flat.device, grid, BLOCK, (flat, n, _table(weights), out)):
+    copy = copy_to.data_ptr() if copy_to is not None else 0  # an address (0: none), as the kernel takes it
+    if not _kernels.launch("digest_bytes", flat.device, grid, BLOCK, (flat, n, _table(weights), out, copy)):
         return None
     return [int(v) for v in out.tolist()]
 

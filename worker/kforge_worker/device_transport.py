@@ -16,10 +16,11 @@ reference serves each such set once and never reads its buffers again.
 
 import os
 import stat
+from typing import Optional
 
 import torch
 
-from kforge_worker import device_buffers, transport
+from kforge_worker import device_buffers, tensors, transport
 from kforge_worker.errors import EnvironmentProblem
 
 ENV = "KFORGE_DEVICE_TRANSPORT"
@@ -96,23 +97,26 @@ class StagedExports:
     """What an exporting backend shares with any other: exports made ahead of the set they go in
     (``stage``), handed over by ``export``, and the buffers of a set served once kept for the next
     (``recycle``). A backend says which tensors it ``handles``, makes a fresh buffer holding a
-    storage's bytes with ``_copy`` and refills a kept one with ``_fill``."""
+    storage's bytes with ``_copy`` and refills a kept one with ``_fill``; given a ``sums`` dict, both
+    may put there tensors.digest's sums of the bytes they copied, keyed by the storage's address and
+    size (tensors.copy_with_sums), so that the sender digests the set without reading it again."""
 
     def __init__(self):
         self._staged = {}  # (address, bytes) of a storage: (the storage's bytes, their buffer)
         self._spares = []  # buffers of the last set recycled, not yet reused
 
-    def stage(self, tensors) -> None:
-        """Exports the storages of ``tensors`` (None entries skipped) now, for the next ``export``
+    def stage(self, values, reuse: bool = False) -> None:
+        """Exports the storages of ``values`` (None entries skipped) now, for the next ``export``
         of the same storage to hand over: the copies are made while kforge waits anyway (a call's
-        outputs, during the deferred-output check's SETTLE_S) instead of when the set is sent. Each
-        entry keeps its storage alive, so no other storage can take its address meanwhile."""
-        for t in tensors:
+        outputs, during the deferred-output check's SETTLE_S) instead of when the set is sent (with
+        ``reuse``, into recycled buffers where their sizes match). Each entry keeps its storage
+        alive, so no other storage can take its address meanwhile."""
+        for t in values:
             if isinstance(t, torch.Tensor) and self.handles(t) and t.numel():
                 raw = transport.raw_bytes(t.untyped_storage())
                 key = (raw.data_ptr(), raw.numel())
                 if key not in self._staged:
-                    self._staged[key] = (raw, self._copy(raw))
+                    self._staged[key] = (raw, (reuse and self._refilled(raw)) or self._copy(raw))
 
     def discard_staged(self) -> None:
         """Releases what was staged and not sent."""
@@ -120,26 +124,31 @@ class StagedExports:
         for _, buf in staged.values():
             buf.close()
 
-    def export(self, raw: torch.Tensor, reuse: bool = False):
+    def export(self, raw: torch.Tensor, reuse: bool = False, sums: Optional[dict] = None):
         """A buffer holding ``raw`` (uint8, contiguous): the one ``stage`` made for its storage, with
-        ``reuse`` a recycled one of the same size refilled, else a fresh one. Its ``fd`` is sent, its
-        ``close()`` releases it. The copy is finished before this returns."""
+        ``reuse`` a recycled one of the same size refilled, else a fresh one (with ``sums``, their
+        digest sums taken while copying where the backend can). Its ``fd`` is sent, its ``close()``
+        releases it. The copy is finished before this returns."""
         staged = self._staged.pop((raw.data_ptr(), raw.numel()), None)
         if staged is not None:
             return staged[1]
-        if reuse:
-            for k, buf in enumerate(self._spares):
-                if buf.nbytes == raw.numel():
-                    self._fill(self._spares.pop(k), raw)
-                    return buf
-        return self._copy(raw)
+        return (reuse and self._refilled(raw, sums)) or self._copy(raw, sums)
+
+    def _refilled(self, raw: torch.Tensor, sums: Optional[dict] = None):
+        """A recycled buffer of ``raw``'s size holding it now, or None where none is kept."""
+        for k, buf in enumerate(self._spares):
+            if buf.nbytes == raw.numel():
+                self._fill(self._spares.pop(k), raw, sums)
+                return buf
+        return None
 
     def recycle(self, buffers) -> None:
-        """Keeps the buffers of a set the candidate was served once, for the next set's ``export``
-        with ``reuse``: allocating and releasing a trial-sized buffer costs about what filling it
-        does. The publisher only ever writes them, as it did before; the candidate may still map
-        them, so they hold only sets it is served in turn anyway (never timing's). Spares of an
-        earlier set not reused by now go."""
+        """Keeps the buffers of a set the other process was served once, for the next set's
+        ``export`` or ``stage`` with ``reuse``: allocating and releasing a trial-sized buffer costs
+        about what filling it does. The publisher only ever writes them, as it did before. The
+        reference's: the candidate may still map them, so they hold only sets it is served in turn
+        anyway (never timing's). The candidate's (a run's outputs): the reference copied them before
+        it replied and never maps them again. Spares of an earlier set not reused by now go."""
         self.drop_spares()
         self._spares = list(buffers)
 
@@ -161,14 +170,19 @@ class VmmBackend(StagedExports):
     def handles(self, t: torch.Tensor) -> bool:
         return t.is_cuda
 
-    def _copy(self, raw: torch.Tensor) -> device_buffers.DeviceBuffer:
+    def _copy(self, raw: torch.Tensor, sums: Optional[dict] = None) -> device_buffers.DeviceBuffer:
         buf = device_buffers.allocate(raw.numel(), self.device)
-        self._fill(buf, raw)
+        self._fill(buf, raw, sums)
         return buf
 
-    def _fill(self, buf: device_buffers.DeviceBuffer, raw: torch.Tensor) -> None:
+    def _fill(self, buf: device_buffers.DeviceBuffer, raw: torch.Tensor, sums: Optional[dict] = None) -> None:
         if raw.numel():
-            buf.bytes()[: raw.numel()].copy_(raw)
+            dst = buf.bytes()[: raw.numel()]
+            taken = tensors.copy_with_sums(raw, dst) if sums is not None else None
+            if taken is None:
+                dst.copy_(raw)
+            else:
+                sums[(raw.data_ptr(), raw.numel())] = taken
         torch.cuda.synchronize(self.device)  # the copy is done before the descriptor is sent
 
     def import_view(self, fd: int, nbytes: int) -> torch.Tensor:

@@ -36,6 +36,7 @@ class Guard:
     def __init__(self):
         self.allowed = set()
         self.reference_ops = set()
+        self.reference_writes = None  # whether the reference's first main call ran an operator that writes an argument
         self.calibration = None
         self.tightened = False
         self.degenerate = False
@@ -133,10 +134,11 @@ class Guard:
     def forward(self, ref, inputs, trial: int, tag: str):
         """The reference forward of a trial; the first main trial also records the aten operators."""
         if trial == 0 and tag == "main":
-            seen = set()
-            with _op_recorder(seen):
+            seen, writes = set(), set()
+            with _op_recorder(seen, writes):
                 out = ref._forward(inputs)
             self.reference_ops = ops.canonical_set(seen)
+            self.reference_writes = bool(writes)
         else:
             out = ref._forward(inputs)
         return out

@@ -30,6 +30,7 @@ from kforge_worker.timing import make_timer
 # are checked once.
 TIMING_EXTRA_TRIALS = 2000
 TIMING_SETS, LEAN_TIMING_SETS = 3, 2
+CACHE_ROOM_SLACK = 1 << 30  # beside the candidate's part of a trial: its context's growth, kernels' scratch
 
 
 class ReferenceSession:
@@ -46,6 +47,7 @@ class ReferenceSession:
         self.exchange = None  # transport.Exchange: where the candidate fetches inputs and puts outputs
         self.redraw = None  # whether get_inputs() draws the same values again from a seed (device path, lean host path)
         self.spare_drawing = None  # (seed, inputs): the first trial's second drawing, until its determinism check
+        self.writes_nothing = None  # whether the first main trial showed that the reference leaves its inputs alone
         # On a GPU, at sizes where every trial-sized set counts (device_transport.lean): trials in turn,
         # two timing sets, nothing of the reference's kept between timing blocks. On the host path too:
         # there each set of a 16 GiB problem is host memory as well as device memory.
@@ -83,8 +85,10 @@ class ReferenceSession:
                 self.exchange.unpublish(record["name"])
         self.exchange.drop_spares()
         self.lean = self._lean()
+        session.set_cache_rule(self._keeps_cache if self.on_device and self.lean else None)
         self.trials = self._new_store()
         self.redraw = None
+        self.writes_nothing = None
         self.compiled = None
         variants = []
         if int(req.get("variants", 0)) > 0:
@@ -134,6 +138,24 @@ class ReferenceSession:
             return Guard.LAST_AUDITED_TRIAL + 1
         return -1
 
+    def _keeps_cache(self, free: int, total: int) -> bool:
+        """Whether this process keeps its cached blocks between a lean correctness trial's commands on
+        the device path: while the device has room for the candidate's part of a trial (its outputs,
+        their snapshot and export, the forward's temporaries), and either half the device is free
+        (the rule of a process that knows nothing of its evaluation) or the device's use with that
+        room stays within what kforge reserved for the evaluation (``device_share``; other
+        evaluations' use counts too, which only hands blocks back sooner). Half the device alone had
+        the first trial of 45_Average_Pooling_2D on an H200 hand back the 64 GiB its float64 audit
+        left (24-29 ms) and the second audit take 32 GiB afresh; the reservation alone had
+        96_HuberLoss, whose audit holds more than its reservation, hand back 56 GiB twice."""
+        half_free = free >= session.KEEP_CACHED_WHILE_FREE * total
+        figures = self._memory_figures() or {}
+        if self.device_share is None or not figures:
+            return half_free
+        o = int(figures.get("output_bytes", 0))
+        room = 3 * o + max(0, int(figures.get("forward_peak_bytes", 0)) - o) + CACHE_ROOM_SLACK
+        return free >= room and (half_free or (total - free) + room <= int(self.device_share))
+
     def _memory_figures(self):
         """memory_estimate.trace's figures for the loaded problem (traced once per process), or None
         where the meta device cannot run it."""
@@ -171,17 +193,19 @@ class ReferenceSession:
         reply = {"inputs": name, "input_bytes": tensors.nbytes(inputs)}
         if self.on_device:
             # The candidate gets copies in buffers of their own; this process never reads the buffers
-            # again. The inputs as drawn are drawn again when needed (inputs_before), or, where
-            # get_inputs() cannot do that, kept as a copy. The candidate checks its inputs after its
-            # call against these digests instead of taking its own first (one read of the set fewer).
-            entries = [tensors.digest(v) for v in inputs]
+            # again. A lean correctness trial's set is served once: its check recycles the buffers for
+            # the next such set (never for a timing set: the candidate may still map them). The copies
+            # take the inputs' digests as they read them (one read of the set fewer).
+            sums = {}
+            self.exchange.publish(name, inputs, device=True, reuse=self._served_once(trial), sums=sums)
+            # The candidate checks its inputs after its call against these digests instead of taking
+            # its own first. The inputs as drawn are drawn again when needed (inputs_before), or,
+            # where get_inputs() cannot do that, kept as a copy.
+            entries = [tensors.digest(v, sums) for v in inputs]
             record.update(seed=seed, digest=[d for entry in entries for d in entry])
             reply["input_digests"] = [entry if isinstance(v, torch.Tensor) else None for v, entry in zip(inputs, entries)]
             if not self._redraws(record, inputs):
                 record["inputs_before"] = tensors.copy_to(inputs, self.device)
-            # A lean correctness trial's set is served once: its check recycles the buffers for the
-            # next such set (never for a timing set: the candidate may still map them).
-            self.exchange.publish(name, inputs, device=True, reuse=self._served_once(trial))
         else:
             if self.lean:  # timing draws its sets again on the device instead of copying them from here
                 record.update(seed=seed, digest=tensors.digest(inputs))
@@ -230,7 +254,21 @@ class ReferenceSession:
         record["outputs"] = tensors.kept(outputs, state, on_device=self.on_device)
         record["inputs_after"] = tensors.kept(inputs, state, on_device=self.on_device)
         self.guard.after_trial(self, record, inputs, outputs)
+        self._note_mutation(trial, record)
         return record
+
+    def _note_mutation(self, trial: int, record: dict) -> None:
+        """Whether a main trial's call changed its inputs, where the first main trial already tells:
+        a reference whose first call left its inputs as drawn and ran no operator that writes to an
+        argument (in place or ``out=``, by its schema) cannot change them through torch, and later
+        trials then take no digest of the inputs after its call (one read of a trial's inputs fewer;
+        17 GB at 45_Average_Pooling_2D's size). Any other reference is checked every trial."""
+        if not record.get("main"):
+            return
+        if trial == 0:
+            self.writes_nothing = self.guard.reference_writes is False and not _mutates(record)
+        elif self.writes_nothing:
+            record["mutates_inputs"] = False
 
     def inputs_before(self, record: dict, own: bool = False) -> list:
         """A trial's inputs as drawn: the kept copy (with ``own``, a copy of it the caller may change);
@@ -378,6 +416,7 @@ class ReferenceSession:
         """Forgets the last evaluation (model, trials, baselines), so the process can serve the next one."""
         self._close_exchange()
         self.__init__()
+        session.set_cache_rule(None)
         gc.unfreeze()  # what the last evaluation froze (session.FREEZE_AFTER) can be collected again
         gc.collect()
         if torch.cuda.is_initialized():

@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from typing import List
+from typing import List, Optional
 
 import torch
 import torch.utils._pytree as pytree
@@ -110,7 +110,8 @@ def _protected_objects() -> dict:
         (tensors, ["detach_clone", "to_device", "describe"]),
         (transport, ["pack", "pack_set", "unpack", "unpack_set", "check_sealed", "connect"]),
         (transport.Peer, ["get", "put", "_ask"]),
-        (device_transport.VmmBackend, ["export", "import_copy", "import_view", "stage", "discard_staged", "_copy"]),
+        (device_transport.VmmBackend, ["export", "import_copy", "import_view", "stage", "discard_staged", "_copy", "_fill",
+                                        "_refilled", "recycle"]),
         (timing, ["make_timer", "CpuTimer", "CudaTimer"]),
         (timing.CpuTimer, ["measure", "info"]),
         (protocol, ["serve", "error_reply", "_finite", "_open_response_channel"]),
@@ -165,15 +166,19 @@ def _raw_clone(t: torch.Tensor, device=None):
 
 
 class _OpRecorder(dispatch_mode.LightDispatchMode):
-    """Records the overload packet name of every aten operator dispatched while it is active."""
+    """Records the overload packet name of every aten operator dispatched while it is active, and
+    in ``writes`` (where given) those whose schema writes to an argument (in-place, ``out=``)."""
 
-    def __init__(self, ops: set):
+    def __init__(self, ops: set, writes: Optional[set] = None):
         super().__init__()
         self._ops = ops
+        self._writes = writes
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not _traced_only(args, kwargs):
             self._ops.add(func.overloadpacket.__name__)
+            if self._writes is not None and func._schema.is_mutable:
+                self._writes.add(func.overloadpacket.__name__)
         return func(*args, **(kwargs or {}))
 
 
@@ -189,9 +194,9 @@ def _traced_only(args, kwargs) -> bool:
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
-def _op_recorder(ops: set) -> _OpRecorder:
+def _op_recorder(ops: set, writes: Optional[set] = None) -> _OpRecorder:
     """An operator recorder (with torch's dynamo guard once torch.compile is in use)."""
-    return dispatch_mode.make(_OpRecorder, ops)
+    return dispatch_mode.make(_OpRecorder, ops, writes)
 
 
 class Watch:

@@ -101,6 +101,16 @@ RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused be
 # out of device memory on an H100 (36_RMSNorm_, 7.5 GB a set).
 TRIAL_COMMANDS = ("make_trial", "run", "check")
 KEEP_CACHED_WHILE_FREE = 0.5
+# A process that knows more about its evaluation sets its own rule (free bytes, total bytes -> keep):
+# the reference's, from the problem's figures and the evaluation's reservation (ReferenceSession).
+_keeps_cache = None
+
+
+def set_cache_rule(rule) -> None:
+    """``rule(free, total)``: whether this process keeps its cached blocks between a correctness
+    trial's commands; None: while KEEP_CACHED_WHILE_FREE of the device is free."""
+    global _keeps_cache
+    _keeps_cache = rule
 FIRST_TIMING_TRIAL = 1000  # timing's trials from here on (fresh inputs, then its extra sets: src/eval/timing_phase.cc)
 
 
@@ -121,7 +131,8 @@ def cached_unused_bytes() -> int:
 def release_cached_memory(keep_if_room: bool = False) -> None:
     """Frees what only reference cycles still hold, then hands the caching allocator's unused blocks
     back to the driver, once the process holds more than 1 GiB of device memory (on the CPU, of host
-    memory); with ``keep_if_room``, not while KEEP_CACHED_WHILE_FREE of the device is free. Tensors
+    memory); with ``keep_if_room``, not while the process's rule (set_cache_rule) says there is room,
+    by default while KEEP_CACHED_WHILE_FREE of the device is free. Tensors
     caught in a cycle (a failed call's frames, a candidate's closures) wait for the
     cyclic collector, which counts objects, not bytes: at KernelBench's own sizes each of them is a
     trial-sized set the other process cannot use (on the CPU target at 1 GB, the two workers grew by a
@@ -136,7 +147,7 @@ def release_cached_memory(keep_if_room: bool = False) -> None:
     if cached_unused_bytes() > RELEASE_CACHED_ABOVE:
         if keep_if_room:
             free, total = torch.cuda.mem_get_info()
-            if free >= KEEP_CACHED_WHILE_FREE * total:
+            if _keeps_cache(free, total) if _keeps_cache is not None else free >= KEEP_CACHED_WHILE_FREE * total:
                 return
         torch.cuda.empty_cache()
 

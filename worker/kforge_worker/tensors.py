@@ -1,5 +1,7 @@
 """Moving tensors between devices, copying and describing them (between processes: transport.py)."""
 
+from typing import Optional
+
 import torch
 
 from kforge_worker import device_digest
@@ -112,7 +114,7 @@ _WEIGHT_COLUMNS = 8  # int8 weights per byte position
 _WEIGHTS: dict = {}  # (row, device) -> the (row, _WEIGHT_COLUMNS) int8 weight matrix
 
 
-def digest(obj) -> list:
+def digest(obj, storage_sums: Optional[dict] = None) -> list:
     """A fingerprint of the tensors' bits, computed where they are: dtype, shape and ten wrapping sums
     over each tensor's bytes seen as the rows of an int8 matrix X (_DIGEST_ROW bytes a row). X times a
     fixed int8 weight matrix W gives each row's weighted byte sums, exactly in int32 (one read of the
@@ -122,12 +124,35 @@ def digest(obj) -> list:
     a pair of its own, so a changed byte, a value moved along a row and one moved down a column each
     change it. It tells a drawing repeated from its seed from a different one and an input a call
     changed from one it left alone. A change built to keep all ten sums is possible, so it is no proof
-    against a forger. The value depends only on the bytes, not on the device that computed it."""
+    against a forger. The value depends only on the bytes, not on the device that computed it.
+
+    ``storage_sums``: sums already taken of whole storages (copy_with_sums, keyed by the storage's
+    address and size), used for a tensor whose bytes are exactly its storage's."""
     out = []
     with torch._C.DisableTorchFunction():
         for t in leaves(obj):
-            out.append([str(t.dtype), list(t.shape), *_byte_row_sums(torch.Tensor.detach(t))])
+            t = torch.Tensor.detach(t)
+            known = (storage_sums or {}).get(_whole_storage(t))
+            out.append([str(t.dtype), list(t.shape), *(known if known is not None else _byte_row_sums(t))])
     return out
+
+
+def _whole_storage(t: torch.Tensor):
+    """(address, bytes) of ``t``'s storage where ``t`` covers exactly its bytes, in order; else None."""
+    s = t.untyped_storage()
+    if t.storage_offset() or not t.is_contiguous() or t.numel() * t.element_size() != s.nbytes():
+        return None
+    return s.data_ptr(), s.nbytes()
+
+
+def copy_with_sums(raw: torch.Tensor, dst: torch.Tensor) -> Optional[list]:
+    """Copies ``raw`` (a storage's bytes as contiguous uint8 on a CUDA device) into ``dst`` and returns
+    digest's sums of those bytes, taken in the same read (device_digest); None, with nothing copied,
+    where the digest kernel cannot run here. The sums, keyed as digest's ``storage_sums``, save a
+    digest of the storage's tensors its own read of the bytes."""
+    if not raw.is_cuda or _DIGEST_ROW != device_digest.ROW or raw.data_ptr() % 16:
+        return None
+    return device_digest.sums(raw.view(torch.int8), _weights(_DIGEST_ROW, raw.device), copy_to=dst)
 
 
 def ready_digest(device: torch.device) -> None:

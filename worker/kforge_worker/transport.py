@@ -80,11 +80,12 @@ def _seal(fd: int, attempts: int = 6) -> None:
             time.sleep(0.01 * 2 ** attempt)
 
 
-def pack_set(obj, backend, reuse: bool = False):
+def pack_set(obj, backend, reuse: bool = False, sums: Optional[dict] = None):
     """(sealed memfd, device buffers) holding ``obj``: with ``backend``, each storage it handles goes
     into a fresh buffer of its own (up to MAX_BUFFERS), or with ``reuse`` into one the backend kept from
-    a set served once (StagedExports.recycle). The caller owns both: it sends the memfd and each
-    buffer's ``fd``, and closes (or recycles) them all when the set is no longer served."""
+    a set served once (StagedExports.recycle); ``sums`` gets the digest sums the backend took of them
+    while copying. The caller owns both: it sends the memfd and each buffer's ``fd``, and closes (or
+    recycles) them all when the set is no longer served."""
     storages, tensors, index = [], [], {}
     buffers = []  # (storage index, buffer) of device storages, in buffer order
 
@@ -136,7 +137,7 @@ def pack_set(obj, backend, reuse: bool = False):
     try:
         for i, _ in buffers:
             raw = raw_bytes(storages[i])
-            exported.append(backend.export(raw, reuse=reuse))
+            exported.append(backend.export(raw, reuse=reuse, sums=sums))
         os.ftruncate(fd, data_start + end)
         _pwrite_all(fd, _HEADER.pack(_MAGIC, len(meta)) + meta, 0)
         for i, (s, place) in enumerate(zip(storages, places)):
@@ -345,13 +346,14 @@ class Exchange:
     def mode(self) -> str:
         return self.backend.name if self.backend is not None else "host"
 
-    def publish(self, name: str, obj, device: bool = False, reuse: bool = False):
+    def publish(self, name: str, obj, device: bool = False, reuse: bool = False, sums: Optional[dict] = None):
         """Copies ``obj`` into a sealed memfd (with ``device``, its device tensors into device buffers;
-        with ``reuse`` as well, buffers recycled from a set served once where their sizes match)
-        served as ``name``. Returns the set as the candidate will see it (a private view of that memfd,
-        not ``obj``) where it is all on the host; None where it holds device buffers, which the
-        publisher never reads (the candidate could write them)."""
-        fd, buffers = pack_set(obj, self.backend if device else None, reuse=reuse)
+        with ``reuse`` as well, buffers recycled from a set served once where their sizes match;
+        with ``sums``, the digest sums of the storages copied into buffers, where the backend takes
+        them while copying) served as ``name``. Returns the set as the candidate will see it (a private
+        view of that memfd, not ``obj``) where it is all on the host; None where it holds device
+        buffers, which the publisher never reads (the candidate could write them)."""
+        fd, buffers = pack_set(obj, self.backend if device else None, reuse=reuse, sums=sums)
         view = None if buffers else unpack(fd)
         with self._lock:
             old = self._published.pop(name, None)
@@ -522,14 +524,21 @@ class Peer:
         finally:
             _close_all(fds)
 
-    def put(self, name: str, obj) -> None:
-        fd, buffers = pack_set(obj, self.backend)
+    def put(self, name: str, obj, recycle: bool = False) -> None:
+        """Hands ``obj`` to the reference; with ``recycle`` its device buffers are kept for the next
+        put of the same sizes (a correctness trial's outputs, put once a trial) instead of released."""
+        fd, buffers = pack_set(obj, self.backend, reuse=recycle)
+        replied = False
         try:
             reply, fds = self._ask({"op": "put", "name": name}, [fd] + [b.fd for b in buffers])
+            replied = True
         finally:
             os.close(fd)
-            for b in buffers:  # the reference has its copy once it replied
-                b.close()
+            if recycle and replied and self.backend is not None:
+                self.backend.recycle(buffers)  # the reference has its copy once it replied
+            else:
+                for b in buffers:
+                    b.close()
         _close_all(fds)
         if not reply.get("ok"):
             raise TransportError(f"cannot put {name}: {reply.get('error')}")

@@ -13,6 +13,7 @@ import stat
 
 import torch
 
+from kforge_worker import tensors
 from kforge_worker.device_transport import StagedExports
 
 
@@ -43,6 +44,7 @@ class FakeBackend(StagedExports):
         self.imports = 0
         self.views = 0
         self.refills = 0
+        self.summed = 0  # copies that took their digest sums
 
     @property
     def staged(self) -> dict:
@@ -51,14 +53,22 @@ class FakeBackend(StagedExports):
     def handles(self, t: torch.Tensor) -> bool:
         return True
 
-    def _copy(self, raw: torch.Tensor) -> FakeBuffer:
+    def _copy(self, raw: torch.Tensor, sums=None) -> FakeBuffer:
         buf = FakeBuffer(raw)
         self.exported.append(buf)
+        self._sum(raw, sums)
         return buf
 
-    def _fill(self, buf: FakeBuffer, raw: torch.Tensor) -> None:
+    def _fill(self, buf: FakeBuffer, raw: torch.Tensor, sums=None) -> None:
         buf.fill(raw)
         self.refills += 1
+        self._sum(raw, sums)
+
+    def _sum(self, raw: torch.Tensor, sums) -> None:
+        """The digest sums of what was copied, as the real backend's copy takes them."""
+        if sums is not None:
+            sums[(raw.data_ptr(), raw.numel())] = tensors.digest(raw)[0][2:]
+            self.summed += 1
 
     def import_view(self, fd: int, nbytes: int) -> torch.Tensor:
         """The buffer itself, shared with its exporter (a VMM mapping in place)."""

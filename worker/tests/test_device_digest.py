@@ -30,6 +30,16 @@ def test_the_kernel_gives_the_operator_paths_sums(nbytes, monkeypatch):
     assert device_digest.unavailable_reason() is None
 
 
+@pytest.mark.parametrize("nbytes", [1, 15, 16, 17, 4097, 17 * 4096 + 5, 3 * (1 << 20) + 11])
+def test_a_copy_that_digests_copies_the_bytes_and_gives_their_sums(nbytes):
+    g = torch.Generator(device="cuda").manual_seed(nbytes)
+    raw = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device="cuda", generator=g)
+    dst = torch.full((nbytes + 16,), 7, dtype=torch.uint8, device="cuda")
+    sums = tensors.copy_with_sums(raw, dst[:nbytes])
+    assert sums == tensors.digest([raw])[0][2:]
+    assert torch.equal(dst[:nbytes], raw) and bool((dst[nbytes:] == 7).all())  # nothing past the end
+
+
 def test_float_tensors_views_and_extreme_bytes_agree(monkeypatch):
     cases = [torch.randn(1000, 333, device="cuda"), torch.randn(4097, dtype=torch.float16, device="cuda")[1:],
              torch.full((5 * 4096 + 9,), -128, dtype=torch.int8, device="cuda"),

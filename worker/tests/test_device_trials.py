@@ -48,6 +48,19 @@ def get_init_inputs():
     return []
 """
 
+# A reference with an operator that writes (an intermediate, in place): nothing tells that it leaves
+# its inputs alone, so the inputs after its call are digested every trial.
+WRITES = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(x).add_(y)
+def get_inputs():
+    return [torch.randn(64, 32), torch.randn(64, 32)]
+def get_init_inputs():
+    return []
+"""
+
 MUTATES = """
 import torch
 class ModelNew(torch.nn.Module):
@@ -63,16 +76,25 @@ SCENARIO = textwrap.dedent("""
     from fake_device_backend import FakeBackend
     from kforge_worker import candidate, device_transport, reference
 
-    problem, honest, mutates, same_tensors, shared, device, lean = sys.argv[1:8]
+    problem, honest, mutates, same_tensors, writes, shared, device, lean = sys.argv[1:9]
     if lean == "lean":  # timing that keeps two sets and nothing of the reference's between blocks
         device_transport.lean = lambda figures: True
-    if device == "cpu":  # the fake backend: every tensor counts as a device tensor
-        backend = FakeBackend()
+    if device == "cpu":  # the fake backend: every tensor counts as a device tensor; one per process's end
         device_transport.select = lambda device, environ=None, supported=None, fits=None: "vmm"
-        device_transport.backend = lambda mode, device: backend if mode == "vmm" else None
+        device_transport.backend = lambda mode, device: FakeBackend() if mode == "vmm" else None
     else:
         os.environ["KFORGE_DEVICE_TRANSPORT"] = "vmm"
     out = {}
+    # Who reads a tensor's bytes for a digest (the first caller outside tensors.digest).
+    from kforge_worker import tensors
+    digested_by, row_sums = {}, tensors._byte_row_sums
+    def counting(t):
+        f = sys._getframe(2)
+        while f.f_code.co_name.startswith("<"):  # a comprehension's own frame
+            f = f.f_back
+        digested_by[f.f_code.co_name] = digested_by.get(f.f_code.co_name, 0) + 1
+        return row_sums(t)
+    tensors._byte_row_sums = counting
 
     ref = reference.ReferenceSession()
     loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": problem, "seed": 3})
@@ -107,9 +129,12 @@ SCENARIO = textwrap.dedent("""
         # The trials whose outputs are there (on a GPU: on the device).
         resident.append([n for n, r in ref.trials.records.items() if "outputs" in r])
     out["checks"] = [[c["match"], "input_mutation" in c, "precision" in c] for c in checks]
+    out["digested_by"] = dict(digested_by)
+    out["summed"] = ref.exchange.backend.summed if device == "cpu" else None
     out["draws"] = len(draws)
-    out["views"] = backend.views if device == "cpu" else None
-    out["refills"] = backend.refills if device == "cpu" else None
+    out["views"] = cand.peer.backend.views if device == "cpu" else None
+    out["refills"] = ref.exchange.backend.refills if device == "cpu" else None
+    out["output_refills"] = cand.peer.backend.refills if device == "cpu" else None
     # Trial 6 went into trial 4's recycled buffers, which the candidate wrote: they hold trial 6's inputs.
     seed6 = reference.session.trial_seed(3, 6)
     out["trial_6_served"] = all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(
@@ -170,6 +195,18 @@ SCENARIO = textwrap.dedent("""
     ref.load_problem({"device": device, "shared_dir": shared, "problem": same_tensors, "seed": 3})
     ref.make_trial({"trial": 0, "seed": 3})
     out["same_tensors"] = [ref.redraw, "inputs_before" in ref.trials.records[0]]
+
+    ref.reset({})
+    loaded = ref.load_problem({"device": device, "shared_dir": shared, "problem": writes, "seed": 3})
+    cand = start(honest)
+    digested_by.clear()
+    writer = []
+    for t in range(3):
+        made = ref.make_trial({"trial": t, "seed": 3})
+        cand.run({"inputs": f"inputs_main_{t}", "outputs": f"w_{t}", "in_place": in_place,
+                  "input_digests": made["input_digests"]})
+        writer.append(ref.check({"trial": t, "candidate_outputs": f"w_{t}"})["match"])
+    out["writer"] = [writer, ref.guard.reference_writes, ref.writes_nothing, digested_by.get("_mutates", 0)]
     print(json.dumps(out))
 """)
 
@@ -179,7 +216,7 @@ SCENARIO = textwrap.dedent("""
     not torch.cuda.is_available(), reason="no CUDA GPU: the real VMM backend needs one"))])
 def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lean):
     out = session_scenario.run(tmp_path, SCENARIO, {"problem": PROBLEM, "honest": HONEST, "mutates": MUTATES,
-                                                    "same_tensors": SAME_TENSORS}, device, lean)
+                                                    "same_tensors": SAME_TENSORS, "writes": WRITES}, device, lean)
     assert out["mode"] == "vmm" and out["candidate_mode"] == "vmm"
     assert out["lean"] is (lean == "lean")
     # Lean trials with room for the float64 audit beside two trials overlap from the first, as small
@@ -202,7 +239,19 @@ def test_device_trials_between_a_reference_and_a_candidate(tmp_path, device, lea
         assert out["views"] == (12 if lean == "lean" else 0)
         # Lean trials 2-6 go into the buffers trials 0-4 were served in (two tensors a set), refilled.
         assert out["refills"] == (10 if lean == "lean" else 0)
+        # The candidate's outputs of trials 1-5 go into the buffer its trial-0 outputs were put in.
+        assert out["output_refills"] == 5
     assert out["trial_6_served"] is True
+    # The published sets' copies took their digests (the fake backend as the real one's kernel does):
+    # making a trial reads no input for its digest. The reference's call, whose operators write
+    # nothing and which left trial 0's inputs as drawn, has its inputs after the call digested on
+    # trial 0 alone (two tensors), not on trials 1-5.
+    assert "_make_trial" not in out["digested_by"], out["digested_by"]
+    assert out["digested_by"].get("_mutates") == 2, out["digested_by"]
+    if device == "cpu":
+        assert out["summed"] >= 14  # trials 0-6, two tensors each
+    # A reference that writes (an intermediate, in place) has them digested on every trial.
+    assert out["writer"] == [[True] * 3, True, False, 6]
     # The trials timing swaps in are kept, later ones released with their inputs. Kept trials' outputs
     # left the device with them (computed again when a timed repetition is checked: out["timed"]).
     assert out["kept"] == kept and out["resident_after_checks"] is None
@@ -271,3 +320,29 @@ def test_a_reader_of_a_trials_inputs_gets_those_the_call_left_as_drawn_else_a_ne
     changed = {"seed": 6, "digest": tensors.digest(drawn), "inputs_after": [torch.arange(6.0).relu_() - 1, torch.ones(3)]}
     again = ref.inputs_before(changed)  # a reference that changes its inputs in place: drawn again
     assert draws == [5, 6] and changed["mutates_inputs"] is True and torch.equal(again[0], drawn[0])
+
+
+@pytest.mark.parametrize("free_gib, share_gib, output_gib, keeps", [
+    (55, 98, 0.13, True),    # 45_Average_Pooling_2D after its first audit: 85 GiB used, the candidate needs little
+    (55, 85, 0.13, False),   # the device's use and the candidate's room would pass the reservation
+    (75, 49, 0.13, True),    # 96_HuberLoss after its audit: over its reservation, but half the device is free
+    (55, None, 0.13, False), # no reservation known: half the device must be free
+    (75, None, 0.13, True),
+    (20, 200, 6.0, True),    # outputs as large as inputs: room for three of them and the slack
+    (15, 200, 6.0, False),
+])
+def test_the_reference_keeps_its_cache_between_trials_within_room_for_the_candidate_and_its_reservation(
+        monkeypatch, free_gib, share_gib, output_gib, keeps):
+    from types import SimpleNamespace
+
+    from kforge_worker import reference
+
+    gib = 1 << 30
+    ref = reference.ReferenceSession()
+    ref.lean, ref.device = True, "cuda"
+    ref.exchange = SimpleNamespace(mode="vmm", close=lambda: None)
+    ref.device_share = None if share_gib is None else share_gib * gib
+    figures = {"input_bytes": 16 * gib, "output_bytes": int(output_gib * gib),
+               "forward_peak_bytes": int(output_gib * gib), "parameter_bytes": 0}
+    monkeypatch.setattr(ref, "_memory_figures", lambda: figures)
+    assert ref._keeps_cache(free_gib * gib, 140 * gib) is keeps

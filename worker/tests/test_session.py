@@ -147,3 +147,26 @@ def test_the_warm_up_checks_run_their_first_calls_anywhere():
 
     for check in (tensors.ready_digest, compare.ready_device, precision.ready_device, runtime_checks.ready_device):
         check(torch.device("cpu"))
+
+
+def test_a_process_with_its_own_cache_rule_keeps_or_hands_back_by_it(monkeypatch):
+    gib = 1 << 30
+    state = {"emptied": 0, "keep": False}
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 20 * gib)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 2 * gib)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (100 * gib, 140 * gib))  # over half free
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: state.update(emptied=state["emptied"] + 1))
+    monkeypatch.delenv(protocol.COMMAND_LOG, raising=False)
+    seen = []
+    session.set_cache_rule(lambda free, total: seen.append((free, total)) or state["keep"])
+    try:
+        session.after_command("check", 0.0, {"trial": 1})
+        assert state["emptied"] == 1 and seen == [(100 * gib, 140 * gib)]
+        state["keep"] = True
+        session.after_command("make_trial", 0.0, {"trial": 2})
+        assert state["emptied"] == 1
+        session.after_command("time", 0.0)  # not a correctness trial's command: handed back whatever the rule
+        assert state["emptied"] == 2
+    finally:
+        session.set_cache_rule(None)

@@ -67,3 +67,14 @@ def test_views_that_start_between_words_are_digested():
     halves = torch.arange(12, dtype=torch.float16)
     assert tensors.digest([halves[1:9]]) == tensors.digest([halves[1:9].clone()])
     assert tensors.digest([halves[1:9]]) != tensors.digest([halves[2:10]])
+
+
+def test_sums_taken_of_a_whole_storage_serve_only_the_tensor_that_is_exactly_its_bytes():
+    whole = torch.randn(40, 9)
+    key = (whole.untyped_storage().data_ptr(), whole.untyped_storage().nbytes())
+    taken = {key: [11] * 10}  # as a copy that digests would have put them
+    assert tensors.digest([whole], taken) == [["torch.float32", [40, 9], *[11] * 10]]
+    # A view of part of it, or the same bytes in another order, is digested from its own bytes.
+    for view in (whole[1:], whole.t(), whole[:, :4]):
+        assert tensors.digest([view], taken) == tensors.digest([view])
+    assert tensors.digest([whole.clone()], taken) == tensors.digest([whole])
