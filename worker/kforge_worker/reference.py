@@ -148,7 +148,7 @@ class ReferenceSession:
         the first trial of 45_Average_Pooling_2D on an H200 hand back the 64 GiB its float64 audit
         left (24-29 ms) and the second audit take 32 GiB afresh; the reservation alone had
         96_HuberLoss, whose audit holds more than its reservation, hand back 56 GiB twice."""
-        half_free = free >= session.KEEP_CACHED_WHILE_FREE * total
+        half_free = session.half_free(free, total)
         figures = self._memory_figures() or {}
         if self.device_share is None or not figures:
             return half_free

@@ -101,16 +101,6 @@ RELEASE_CACHED_ABOVE = 1 << 30  # bytes the caching allocator may hold unused be
 # out of device memory on an H100 (36_RMSNorm_, 7.5 GB a set).
 TRIAL_COMMANDS = ("make_trial", "run", "check")
 KEEP_CACHED_WHILE_FREE = 0.5
-# A process that knows more about its evaluation sets its own rule (free bytes, total bytes -> keep):
-# the reference's, from the problem's figures and the evaluation's reservation (ReferenceSession).
-_keeps_cache = None
-
-
-def set_cache_rule(rule) -> None:
-    """``rule(free, total)``: whether this process keeps its cached blocks between a correctness
-    trial's commands; None: while KEEP_CACHED_WHILE_FREE of the device is free."""
-    global _keeps_cache
-    _keeps_cache = rule
 FIRST_TIMING_TRIAL = 1000  # timing's trials from here on (fresh inputs, then its extra sets: src/eval/timing_phase.cc)
 
 
@@ -118,6 +108,23 @@ def correctness_trial(cmd: str, request: dict) -> bool:
     """Whether a command is one step of a correctness trial (not of timing)."""
     return (cmd in TRIAL_COMMANDS and not request.get("timing")
             and int(request.get("trial", 0)) < FIRST_TIMING_TRIAL)
+
+
+def half_free(free: int, total: int) -> bool:
+    """The rule of a process that knows nothing of its evaluation: KEEP_CACHED_WHILE_FREE of the device free."""
+    return free >= KEEP_CACHED_WHILE_FREE * total
+
+
+# Whether this process keeps its cached blocks between a correctness trial's commands, from the
+# device's free and total bytes. A process that knows more about its evaluation sets its own (the
+# reference's, from the problem's figures and the evaluation's reservation: ReferenceSession).
+_keeps_cache = half_free
+
+
+def set_cache_rule(rule) -> None:
+    """``rule(free, total)`` from now on; None: half_free again."""
+    global _keeps_cache
+    _keeps_cache = rule or half_free
 
 
 def cached_unused_bytes() -> int:
@@ -147,7 +154,7 @@ def release_cached_memory(keep_if_room: bool = False) -> None:
     if cached_unused_bytes() > RELEASE_CACHED_ABOVE:
         if keep_if_room:
             free, total = torch.cuda.mem_get_info()
-            if _keeps_cache(free, total) if _keeps_cache is not None else free >= KEEP_CACHED_WHILE_FREE * total:
+            if _keeps_cache(free, total):
                 return
         torch.cuda.empty_cache()
 

@@ -146,8 +146,7 @@ def pack_set(obj, backend, reuse: bool = False, sums: Optional[dict] = None):
         _seal(fd)
     except BaseException:
         os.close(fd)
-        for buf in exported:
-            buf.close()
+        _close_buffers(exported)
         raise
     return fd, exported
 
@@ -313,8 +312,7 @@ class _Published:
 
     def close(self) -> None:
         os.close(self.fd)
-        for b in self.buffers:
-            b.close()
+        _close_buffers(self.buffers)
 
 
 class Exchange:
@@ -494,6 +492,11 @@ class Exchange:
         return {"ok": False, "error": f"unknown request {op!r}"}, []
 
 
+def _close_buffers(buffers) -> None:
+    for b in buffers:
+        b.close()
+
+
 def _close_all(fds) -> None:
     for fd in fds:
         os.close(fd)
@@ -528,17 +531,18 @@ class Peer:
         """Hands ``obj`` to the reference; with ``recycle`` its device buffers are kept for the next
         put of the same sizes (a correctness trial's outputs, put once a trial) instead of released."""
         fd, buffers = pack_set(obj, self.backend, reuse=recycle)
-        replied = False
         try:
             reply, fds = self._ask({"op": "put", "name": name}, [fd] + [b.fd for b in buffers])
-            replied = True
+        except BaseException:
+            _close_buffers(buffers)
+            raise
         finally:
             os.close(fd)
-            if recycle and replied and self.backend is not None:
-                self.backend.recycle(buffers)  # the reference has its copy once it replied
-            else:
-                for b in buffers:
-                    b.close()
+        # The reference has its copy once it replied.
+        if recycle and self.backend is not None:
+            self.backend.recycle(buffers)
+        else:
+            _close_buffers(buffers)
         _close_all(fds)
         if not reply.get("ok"):
             raise TransportError(f"cannot put {name}: {reply.get('error')}")
