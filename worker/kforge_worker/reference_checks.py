@@ -9,6 +9,7 @@ the ``rejected`` status.
 from typing import Dict, List, Optional, Set
 
 import torch
+import xxhash
 
 from kforge_worker import ops, tensors
 
@@ -104,9 +105,21 @@ def judge_import(events: list, tampered: list, flags: Optional[dict] = None, pol
 
 
 def fingerprint(obj) -> list:
-    """A digest of a result's values (bitwise), for telling whether two results are the same
-    (tensors.digest: computed where they are, a slice at a time, nothing kept)."""
-    return tensors.digest(obj)
+    """A digest of a result's values (bitwise), for telling whether two results are the same; only
+    compared with fingerprints this function made. A device tensor's is tensors.digest, computed where
+    it is; a host tensor's is a 128-bit xxh3 of its bytes, at the memory's speed on any processor
+    (the digest's int8 matrix product takes 0.19 s for 64 MB on a processor without int8 dot
+    products, xxh3 3 ms)."""
+    out = []
+    with torch._C.DisableTorchFunction():
+        for t in tensors.leaves(obj):
+            t = torch.Tensor.detach(t)
+            if t.device.type == "cpu":
+                data = t.contiguous().reshape(-1).view(torch.uint8).numpy()
+                out.append([str(t.dtype), list(t.shape), xxhash.xxh3_128_hexdigest(data)])
+            else:
+                out.extend(tensors.digest(t))
+    return out
 
 
 class Independence:

@@ -172,6 +172,21 @@ def test_identical_outputs_for_different_inputs():
     assert ind.add(1, torch.ones(3) * 2, torch.zeros(3))["name"] == "input_independent"
 
 
+def test_host_fingerprint_tells_bits_dtype_and_shape_apart():
+    fp = reference_checks.fingerprint
+    x = torch.randn(1 << 20)  # 4 MB
+    flipped = x.clone()
+    flipped.view(torch.int32)[123_457] ^= 1  # the lowest bit of one value
+    assert fp(x) == fp(x.clone()) and fp(x) != fp(flipped)
+    assert fp(torch.zeros(4)) != fp(-torch.zeros(4))  # equal values, different bits
+    assert fp(x) != fp(x.view(1024, 1024))  # same bytes, another shape
+    assert fp(torch.zeros(4)) != fp(torch.zeros(4, dtype=torch.int32))  # same bytes, another dtype
+    bf = torch.randn(64, 64).to(torch.bfloat16)  # a dtype numpy has not got
+    assert fp(bf.t()) == fp(bf.t().contiguous()) != fp(bf)  # a view is fingerprinted by its values in order
+    assert fp([x, (bf, {"k": torch.empty(0)})]) == fp([x.clone(), (bf.clone(), {"k": torch.empty(0)})])
+    assert fp([x, bf]) != fp([bf, x])
+
+
 def test_outputs_equal_to_the_references_are_judged_by_its_fingerprint(monkeypatch):
     digested = []
     monkeypatch.setattr(reference_checks, "fingerprint", lambda obj: digested.append(obj) or tensors.digest(obj))
