@@ -37,6 +37,7 @@ problems() {  # NAME_FILTER: substrings separated by commas, a problem matching 
     [ ${#wanted[@]} -eq 0 ] && { echo "$p"; continue; }
     for w in "${wanted[@]}"; do [[ "$p" == *$w* ]] && { echo "$p"; break; }; done
   done
+  return 0  # a last line matching no filter leaves the loop's status 1, which pipefail passes on to `problems | grep`
 }
 
 case "$step" in
