@@ -67,12 +67,24 @@ def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
     assert result["status"] == "incorrect"
 
 
-def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path):
+@pytest.fixture(scope="module")
+def load_inline_cache(tmp_path_factory):
+    """One kforge cache for this module's load_inline builds: the first makes the precompiled headers
+    (minutes on two cores), the later ones use them. Its headers (a gigabyte) go at the end."""
+    cache = tmp_path_factory.mktemp("load_inline") / "cache"
+    yield cache
+    shutil.rmtree(cache / "pch", ignore_errors=True)
+
+
+@pytest.mark.xdist_group("load_inline_cache")
+def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path,
+                                                                                       load_inline_cache):
     """KernelBench's usual candidate: kforge's sandboxed builder compiles its cuda.cu against
     torch/types.h (ATen declaring the operators named), with nvcc's passes in two lanes, whose module
     id names the anonymous namespace.
     The first build also makes the precompiled headers of its flags; another source's build uses them."""
-    env = {**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}
+    cache = load_inline_cache
+    env = {**kforge.env, "KFORGE_CACHE_DIR": str(cache)}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("load_inline_cuda"), "--target", "cuda",
                                "--compile-only", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -82,7 +94,7 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     assert event["aten_operators"] == "named"  # lean_aten's folder, seen read-only in the compiler's sandbox
     assert event["warm_builder"] is True  # started beside the worker, torch imported before the request
     assert event["precompiled_headers"] == {"torch_extension": "made", "cuda_prefix": "made"}
-    [library] = (tmp_path / "cache" / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
+    [library] = (cache / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
     # nvcc_lanes.module_id's shape (_HASH_LENGTH_NAME, the kernel's name right after it); nvcc's own
     # id goes on with more of its own.
     assert re.search(rb"_GLOBAL__N__[0-9a-f]{8}_7_cuda_cu\d+relu_kernel", library.read_bytes())
@@ -94,8 +106,8 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     [event] = result["build"]["events"]
     assert event["precompiled_headers"] == {"torch_extension": "used", "cuda_prefix": "used"}
     # The header's module id (build_pch): the same for every build of these flags.
-    [library] = (tmp_path / "cache" / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
-    [header] = (tmp_path / "cache" / "pch").glob("*/module_id")
+    [library] = (cache / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
+    [header] = (cache / "pch").glob("*/module_id")
     module = re.escape(header.read_text().strip().encode())
     assert re.search(rb"_GLOBAL__N_" + module + rb"\d+relu_kernel", library.read_bytes())
 
@@ -104,8 +116,7 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     assert result["status"] == "compiled", proc.stdout + proc.stderr
     [event] = result["build"]["events"]
     assert event["cache_hit"] and "warm_builder" not in event
-    assert _processes_with(f"KFORGE_PCH_DIR={tmp_path / 'cache' / 'pch'}") == []
-    shutil.rmtree(tmp_path / "cache" / "pch")  # a gigabyte of headers
+    assert _processes_with(f"KFORGE_PCH_DIR={cache / 'pch'}") == []
 
 
 def _processes_with(variable: str) -> list:
@@ -121,12 +132,13 @@ def _processes_with(variable: str) -> list:
     return found
 
 
-def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path):
+@pytest.mark.xdist_group("load_inline_cache")
+def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path, load_inline_cache):
     """The builder's sandbox runs ninja on the folder the builder wrote: a source that compiles in
     neither attempt is a compile_error with the line of the build as written."""
     broken = tmp_path / "broken.py"
     broken.write_text(candidate("load_inline_cuda").read_text().replace("x[i] : 0.f", "x[i] : undeclared_zero"))
-    env = {**kforge.env, "KFORGE_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**kforge.env, "KFORGE_CACHE_DIR": str(load_inline_cache)}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", broken, "--target", "cuda", "--compile-only", env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert result["status"] == "compile_error", result
