@@ -185,6 +185,8 @@ def test_host_fingerprint_tells_bits_dtype_and_shape_apart():
     assert fp(bf.t()) == fp(bf.t().contiguous()) != fp(bf)  # a view is fingerprinted by its values in order
     assert fp([x, (bf, {"k": torch.empty(0)})]) == fp([x.clone(), (bf.clone(), {"k": torch.empty(0)})])
     assert fp([x, bf]) != fp([bf, x])
+    z = torch.randn(8, dtype=torch.complex64)
+    assert fp(z.conj()) == fp(z.conj().resolve_conj()) != fp(z)  # a lazy conjugate by its values
 
 
 def test_outputs_equal_to_the_references_are_judged_by_its_fingerprint(monkeypatch):
