@@ -79,6 +79,14 @@ std::vector<DoctorCheck> interpreter_checks(const std::string& python, const jso
                    fmt::format("{} -m pip install torch (or run scripts/setup.sh, or pick another interpreter with "
                                "--python / worker.python)",
                                python)});
+  if (d.contains("worker_error"))
+    out.push_back({"worker", CheckLevel::kFail,
+                   fmt::format("{} cannot import kforge's worker: {}", python, d["worker_error"].get<std::string>()),
+                   fmt::format("{} -m pip install -r {} (or run scripts/setup.sh, or pick another interpreter with "
+                               "--python / worker.python)",
+                               python, (data_dir() / "worker" / "requirements.txt").string())});
+  else if (d.contains("torch"))
+    out.push_back({"worker", CheckLevel::kOk, fmt::format("imports ({})", (data_dir() / "worker").string()), ""});
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "util/paths.h"
 #include "util/subprocess.h"
 
 namespace kforge {
@@ -25,6 +26,12 @@ try:
     r["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
 except Exception as e:
     r["torch_error"] = f"{type(e).__name__}: {e}"
+if "torch" in r:  # the worker's own modules, with the packages they import (argv[1]: the worker's folder)
+    sys.path.insert(0, sys.argv[1])
+    try:
+        import kforge_worker.reference, kforge_worker.candidate
+    except Exception as e:
+        r["worker_error"] = f"{type(e).__name__}: {e}"
 print("KFORGE_PROBE " + json.dumps(r))
 )";
 
@@ -45,7 +52,7 @@ std::string find_on_path(const std::string& name) {
 }
 
 nlohmann::json probe_interpreter(const std::string& python) {
-  CommandResult run = run_command({python, "-c", kProbeScript}, std::chrono::seconds(180));
+  CommandResult run = run_command({python, "-c", kProbeScript, (data_dir() / "worker").string()}, std::chrono::seconds(180));
   const std::string marker = "KFORGE_PROBE ";
   auto at = run.output.find(marker);
   if (run.exit_code != 0 || at == std::string::npos) {

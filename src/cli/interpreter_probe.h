@@ -8,9 +8,10 @@
 
 namespace kforge {
 
-// What the interpreter said: python, executable, torch, torch_cuda, gpus [names]; or torch_error when
+// What the interpreter said: python, executable, torch, torch_cuda, gpus [names], and worker_error when
+// kforge's worker does not import (a package of worker/requirements.txt missing); or torch_error when
 // it cannot import torch, or interpreter_error when it did not run or answer. Runs `python` once (it
-// imports torch: seconds). Never throws for a broken interpreter: that is a finding.
+// imports torch and the worker: seconds). Never throws for a broken interpreter: that is a finding.
 nlohmann::json probe_interpreter(const std::string& python);
 
 // The absolute path of `name` on PATH (or `name` itself when it has a slash and is executable); empty when absent.

@@ -183,6 +183,7 @@ def test_doctor_on_a_ready_machine(kforge):
     assert_provenance(report["env"], "doctor")
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["torch"]["level"] == "ok"
+    assert checks["worker"]["level"] == "ok"  # the worker's modules and the packages they import
     targets = {t["name"]: t for t in report["targets"]}
     if shutil.which("g++"):
         assert targets["cpu"]["readiness"] == "runnable", targets["cpu"]
@@ -208,6 +209,36 @@ def python_without_torch(tmp_path):
     script.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
     script.chmod(0o755)
     return script
+
+
+@pytest.fixture
+def python_without_xxhash(tmp_path):
+    """The test suite's interpreter with one of the worker's packages (xxhash) out of reach: a module of
+    that name that raises as a missing one does, first on its path."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "xxhash.py").write_text("raise ModuleNotFoundError(\"No module named 'xxhash'\", name='xxhash')\n")
+    script = tmp_path / "python-without-xxhash"
+    script.write_text(f"#!/bin/sh\nPYTHONPATH={hidden}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_missing_worker_package_is_an_environment_error_naming_it(kforge, python_without_xxhash):
+    proc, result = kforge.eval(TINY, candidate("correct"), *CHECK_ONLY, "--python", python_without_xxhash)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert result["status"] == "environment_error", result
+    assert "cannot import xxhash" in result["error"]["message"]
+    assert "requirements.txt" in result["error"]["message"]
+    assert "Traceback" not in proc.stdout
+
+
+def test_doctor_fails_where_the_worker_does_not_import(kforge, python_without_xxhash):
+    proc = kforge.run("doctor", "--python", str(python_without_xxhash), timeout=300)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert re.search(r"FAIL\s+worker\s+.*cannot import kforge's worker: ModuleNotFoundError: No module named 'xxhash'",
+                     proc.stdout), proc.stdout
+    assert "-m pip install -r " in proc.stdout and "kforge is not ready" in proc.stdout
 
 
 def test_no_torch_is_an_environment_error(kforge, python_without_torch):

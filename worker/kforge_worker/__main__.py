@@ -5,6 +5,7 @@ peaks (speed of light) ahead of time, e.g. before a parallel test run would load
 shapes and dtypes of its inputs (kforge run's prompts)."""
 
 import argparse
+import os
 import sys
 
 
@@ -48,37 +49,61 @@ def main(argv=None) -> int:
         protocol.serve({}, fallback=_cannot_import_torch(exc))
         return 0
 
+    try:
+        handlers = _role_handlers(args.role)
+    except ModuleNotFoundError as exc:
+        if not exc.name or exc.name.split(".")[0] in ("kforge_worker", "kforge_kernels"):
+            raise  # kforge's own package is broken: not the interpreter's doing
+        protocol.serve({}, fallback=_missing_package(exc.name))
+        return 0
+    from kforge_worker import session
+
+    protocol.serve(handlers, after=session.after_command)
+    sys.stdout.flush()
+    return 0
+
+
+def _role_handlers(role: str) -> dict:
+    """The commands a role answers; imports only that role's modules (a package the worker needs and
+    the interpreter lacks raises ModuleNotFoundError here)."""
     from kforge_worker import compare, gpu_env, precision, runtime_checks, session, tensors
 
     gpu_env.apply()
-    if args.role == "reference":
+    if role == "reference":
         from kforge_worker.reference import ReferenceSession
 
         handlers = ReferenceSession().handlers()
         handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, compare.ready_device,
                                                                   precision.ready_device))
-        protocol.serve(handlers, after=session.after_command)
-    else:
-        from kforge_kernels import hooks
-        from kforge_worker import compile_only
-        from kforge_worker.candidate import CandidateSession
+        return handlers
+    from kforge_kernels import hooks
+    from kforge_worker import compile_only
+    from kforge_worker.candidate import CandidateSession
 
-        hooks.install()
-        handlers = CandidateSession().handlers()
-        handlers["compile"] = compile_only.compile_candidate
-        handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, runtime_checks.ready_device))
-        protocol.serve(handlers, after=session.after_command)
-    sys.stdout.flush()
-    return 0
+    hooks.install()
+    handlers = CandidateSession().handlers()
+    handlers["compile"] = compile_only.compile_candidate
+    handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, runtime_checks.ready_device))
+    return handlers
 
 
 def _cannot_import_torch(exc: Exception):
-    from kforge_worker.errors import EnvironmentProblem
-
-    message = (
+    return _environment_problem(
         f"{sys.executable} cannot import torch ({type(exc).__name__}: {exc}); install torch into that interpreter "
-        "(scripts/setup.sh does), or pick another one with --python or worker.python in kforge.toml"
-    )
+        "(scripts/setup.sh does), or pick another one with --python or worker.python in kforge.toml")
+
+
+def _missing_package(name: str):
+    requirements = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "requirements.txt")
+    return _environment_problem(
+        f"{sys.executable} cannot import {name}, which kforge's worker needs; install the worker's packages into "
+        f"that interpreter ({sys.executable} -m pip install -r {requirements}; scripts/setup.sh does), or pick "
+        "another one with --python or worker.python in kforge.toml")
+
+
+def _environment_problem(message: str):
+    """A handler answering every command with ``message``: the machine's problem, not the candidate's."""
+    from kforge_worker.errors import EnvironmentProblem
 
     def answer(request: dict) -> dict:
         raise EnvironmentProblem(message)
