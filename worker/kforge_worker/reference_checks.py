@@ -115,8 +115,7 @@ def fingerprint(obj) -> list:
         for t in tensors.leaves(obj):
             t = torch.Tensor.detach(t)
             if t.device.type == "cpu":
-                data = t.resolve_conj().resolve_neg().contiguous().reshape(-1).view(torch.uint8).numpy()
-                out.append([str(t.dtype), list(t.shape), xxhash.xxh3_128_hexdigest(data)])
+                out.append([str(t.dtype), list(t.shape), xxhash.xxh3_128_hexdigest(tensors.value_bytes(t).numpy())])
             else:
                 out.extend(tensors.digest(t))
     return out

@@ -183,8 +183,14 @@ def _row_products(body: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         return (body.to(torch.float64) @ weights.to(torch.float64)).to(torch.int32)
 
 
+def value_bytes(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s values as flat uint8, in order: a lazy conjugate or negation resolved (such a view cannot
+    be viewed as bytes), a copy where ``t`` is not contiguous, else a view."""
+    return t.resolve_conj().resolve_neg().contiguous().reshape(-1).view(torch.uint8)
+
+
 def _byte_row_sums(t: torch.Tensor) -> list:
-    flat = t.contiguous().reshape(-1).view(torch.uint8).view(torch.int8) if t.numel() else torch.empty(0, dtype=torch.int8)
+    flat = value_bytes(t).view(torch.int8) if t.numel() else torch.empty(0, dtype=torch.int8)
     if flat.data_ptr() % 16:  # a view that starts between the aligned addresses the product reads from
         flat = flat.clone()
     row, dev = _DIGEST_ROW, flat.device
