@@ -169,7 +169,7 @@ def _weights(row: int, device: torch.device) -> torch.Tensor:
         for j in range(_WEIGHT_COLUMNS - len(columns)):  # fixed pseudo-random weights in [-127, 127]
             columns.append((k * 40503 + 7919 * (j + 1)) * 2654435761 // 65536 % 255 - 127)
         # Column-major: with row-major weights cuBLASLt transposes the bytes first (0.5 TB/s on an H100,
-        # against 1.6 TB/s, bench/digest_speed.py).
+        # against 1.6 TB/s, bench/results/20261125-h100-one-read-digest).
         _WEIGHTS[key] = torch.stack(columns, 1).to(torch.int8).to(device).t().contiguous().t()
     return _WEIGHTS[key]
 
