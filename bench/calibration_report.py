@@ -1,6 +1,6 @@
 """Null-kernel calibration and speed-of-light figures for every bundled example problem.
 
-    .venv/bin/python bench/calibration_report.py [PROBLEM.py ...] > bench/results/calibration-$(hostname).md
+    .venv/bin/python bench/calibration_report.py [PROBLEM.py ...] > bench/results/$(date +%Y%m%d)-$(hostname)-calibration.md
 
 Runs in the trusted worker code directly (no candidate): for each problem it reports which null
 kernels pass the default check and whether kforge tightens it, whether the problem is degenerate,
