@@ -14,7 +14,7 @@ import kforge_kernels
 from kforge_worker import ops
 
 CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurrency", "introspection", "file_io",
-          "network", "output_caching", "dynamic_code"]
+          "network", "output_caching", "dynamic_code", "environment_probe"]
 
 # Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own code (and
 # the target's kernel toolchain: [checks] kernel_modules).
@@ -68,6 +68,15 @@ _FILE_CALLS = {"open", "io.open", "os.open", "os.read", "os.write", "os.pwrite",
                "numpy.load", "numpy.save", "numpy.fromfile", "numpy.memmap", "mmap.mmap", "pickle.load",
                "pickle.dump", "pickle.loads", "glob.glob", "tempfile.NamedTemporaryFile", "pathlib.Path",
                "os.path.exists", "os.path.isfile"}
+# Reading where it runs: a candidate that can tell kforge's sandbox from a user's machine can behave
+# only while it is watched (best.py runs outside). Any branch of the module counts, run or not.
+_PROBE_CALLS = {"os.getenv", "os.getenvb", "os.environ.get", "os.environ.copy", "os.environ.items", "os.environ.keys",
+                "os.uname", "os.getuid", "os.geteuid", "os.getppid", "os.getlogin", "os.path.expanduser",
+                "platform.node", "platform.uname", "socket.gethostname", "getpass.getuser", "pwd.getpwuid",
+                "os.path.exists", "os.path.isdir", "os.access"}
+_PROBE_NAMES = {"os.environ", "os.environb", "sys.argv", "sys.orig_argv"}
+_PROBE_STRINGS = re.compile(r"/proc/|/sys/fs/cgroup|\.dockerenv|bwrap|bubblewrap|\bKFORGE_|\.bashrc|\.profile\b|"
+                            r"\.zshrc|\.ssh/|container=|/run/\.containerenv")
 _FILE_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob"}
 _NETWORK_MODULES = {"socket", "urllib", "http", "requests", "ftplib", "smtplib", "httpx", "aiohttp", "ssl",
                     "xmlrpc", "websocket", "paramiko"}
@@ -121,6 +130,7 @@ class _Analyzer(ast.NodeVisitor):
         self.functions: Dict[str, ast.AST] = {}
         self.classes: Dict[str, ast.ClassDef] = {}
         self.strings: List[ast.Constant] = []
+        self.native: Set[ast.Constant] = set()
         self.tree: ast.Module = ast.Module(body=[], type_ignores=[])
         self.module_names: Set[str] = set()  # names assigned at module level: storage that outlives a call
 
@@ -198,6 +208,7 @@ class _Analyzer(ast.NodeVisitor):
 
     # -- per-node checks (whole module) -------------------------------------------------------
     def check_everywhere(self, tree: ast.Module):
+        self.native = set(_native_sources(self))  # embedded C/C++: its strings are its own (#include <...>)
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -208,6 +219,15 @@ class _Analyzer(ast.NodeVisitor):
             elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
                 self.add("introspection", "fail", node, f"uses .{node.attr}, which reaches into other code's frames, "
                                                         f"globals or classes")
+            if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(getattr(node, "ctx", None), ast.Load) \
+                    and self.dotted(node) in _PROBE_NAMES:
+                self.add("environment_probe", "fail", node, f"reads {self.dotted(node)}: a kernel that can tell where it "
+                                                            f"runs can behave differently outside kforge")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _PROBE_STRINGS.search(node.value) \
+                    and node not in self.native:
+                found = _PROBE_STRINGS.search(node.value).group()
+                self.add("environment_probe", "fail", node, f"names {found!r}: a kernel has no use for the machine's or "
+                                                            f"the sandbox's markers")
             if isinstance(node, (ast.Attribute, ast.Name, ast.alias)):
                 name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) \
                     else node.name.split(".")[-1]
@@ -245,6 +265,9 @@ class _Analyzer(ast.NodeVisitor):
         root = name.split(".")[0]
         if root in _NETWORK_MODULES:
             self.add("network", "fail", node, f"calls {name}")
+        if name in _PROBE_CALLS:
+            self.add("environment_probe", "fail", node, f"calls {name}: a kernel that can tell where it runs can "
+                                                        f"behave differently outside kforge")
         if name in _DYNAMIC_CALLS:
             self._check_dynamic(name, node)
 

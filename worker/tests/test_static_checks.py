@@ -357,3 +357,29 @@ def test_a_cached_function_is_judged_by_what_it_is_called_with():
     """)
     assert on_shapes["static.output_caching"] == "pass"
     assert on_data["static.output_caching"] == "fail"
+
+
+@pytest.mark.parametrize("line", ['os.environ.get("HOME")', 'os.getenv("KFORGE_WORKDIR")', "os.uname()",
+                                  'os.path.expanduser("~")', 'x = "/proc/1/cmdline"', 'x = "~/.bashrc"',
+                                  "x = sys.argv"])
+def test_probing_where_the_module_runs_fails_in_any_branch(line):
+    v = verdicts(f"""
+        import os, sys, torch
+        if False:
+            {line}
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    assert v["static.environment_probe"] == "fail", line
+
+
+def test_an_embedded_kernel_source_is_not_an_environment_probe():
+    v = verdicts('''
+        import torch
+        SRC = "#include <cstdint>\\n// reads /proc/ never\\nextern \\"C\\" void f(float* x) {}"
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    ''')
+    assert v["static.environment_probe"] == "pass"
