@@ -18,7 +18,7 @@ std::unique_ptr<WorkerClient> logging_worker(const std::string& role, const fs::
   return shell_worker(role, R"sh(
   trial=$(echo "$line" | sed -n 's/.*"trial":\([0-9]*\).*/\1/p')
   echo "$cmd $trial" >> )sh" + log.string() + R"sh(
-  echo "{\"id\":$id,\"ok\":true,\"inputs\":\"inputs_$trial\",\"input_bytes\":4,\"match\":true}" >&3
+  echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true,\"inputs\":\"inputs_$trial\",\"input_bytes\":4,\"match\":true,\"seconds\":0.001}" >&3
 )sh");
 }
 
@@ -69,11 +69,11 @@ TEST(Trials, TheCandidateGetsTheDigestsOfTheSetTheReferencePublished) {
   // each run request as it got it.
   auto ref = shell_worker("reference", R"sh(
   trial=$(echo "$line" | sed -n 's/.*"trial":\([0-9]*\).*/\1/p')
-  echo "{\"id\":$id,\"ok\":true,\"inputs\":\"inputs_$trial\",\"input_bytes\":4,\"match\":true,\"input_digests\":[[[\"float32\",[4],$trial]],null]}" >&3
+  echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true,\"inputs\":\"inputs_$trial\",\"input_bytes\":4,\"match\":true,\"input_digests\":[[[\"float32\",[4],$trial]],null]}" >&3
 )sh");
   auto cand = shell_worker("candidate", R"sh(
   [ "$cmd" = run ] && echo "$line" >> )sh" + (dir / "runs.log").string() + R"sh(
-  echo "{\"id\":$id,\"ok\":true,\"seconds\":0.001}" >&3
+  echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true,\"seconds\":0.001}" >&3
 )sh");
   EvalOptions options;
   options.timeout_s = options.reference_timeout_s = 20;

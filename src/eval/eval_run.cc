@@ -137,6 +137,10 @@ void EvalRun::fail_from_candidate(const WorkerReply& reply, const std::string& d
       }
       break;
     }
+    case WorkerReply::kProtocol:
+      add_check("protocol", "fail", reply.detail);
+      fail(status::kRejected, "protocol", fmt::format("{} (during {})", reply.detail, during), output);
+      break;
     default:
       fail(status::kRuntimeError, "protocol", reply.detail);
   }

@@ -41,12 +41,36 @@ double machine_round_trip_ms(EvalRun& run) {
 // figures.
 std::optional<std::string> crosscheck_reply(EvalRun& run, double reported_ms, const WorkerReply& reply, int reps,
                                             double untimed_ms, json& record) {
-  record = {{"reported_ms", reported_ms}, {"wall_ms", reply.wall_ms}};
+  record = {{"reported_ms", reported_ms}, {"wall_ms", reply.wall_ms}, {"untimed_ms", untimed_ms}};
   std::optional<std::string> why = crosscheck_block(reported_ms, reply.wall_ms, reps, untimed_ms);
   if (!why) return why;
   const double round_trip_ms = machine_round_trip_ms(run);
   record["round_trip_ms"] = round_trip_ms;
   return crosscheck_block(reported_ms, reply.wall_ms, reps, untimed_ms, round_trip_ms);
+}
+
+// The block's floor on kforge's clock (clock_floor.h), with the machine's round-trip delay taken off
+// where the block is below it without (measured then, or already for the loose check). Recorded.
+ClockFloor block_floor(EvalRun& run, double reported_ms, const WorkerReply& reply, int reps, double untimed_ms,
+                       double untimed_per_rep_ms, json& record) {
+  double round_trip_ms = record.value("round_trip_ms", 0.0);
+  ClockFloor f = clock_floor(reported_ms, untimed_ms, reply.wall_ms, round_trip_ms, reps, untimed_per_rep_ms);
+  if (f.below() && !record.contains("round_trip_ms")) {
+    round_trip_ms = machine_round_trip_ms(run);
+    record["round_trip_ms"] = round_trip_ms;
+    f = clock_floor(reported_ms, untimed_ms, reply.wall_ms, round_trip_ms, reps, untimed_per_rep_ms);
+  }
+  record["floor_ms"] = f.floor_ms;
+  record["explained_ms"] = f.explained_ms;
+  if (f.below()) record["credited"] = true;
+  return f;
+}
+
+// The trusted measure of one repetition's untimed work, where the reference's prepare_timing gave one.
+double untimed_bound(const json& timing) {
+  return timing.contains("untimed_ms_per_rep") && timing["untimed_ms_per_rep"].is_number()
+             ? timing["untimed_ms_per_rep"].get<double>()
+             : -1.0;
 }
 }  // namespace
 
@@ -110,6 +134,9 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       run_.fail(status::kRejected, "timing_crosscheck", *why);
       return std::nullopt;
     }
+    // No reported time faster than kforge's clock allows: a block below its floor counts at the floor.
+    const ClockFloor floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
+    if (keep) floors.push_back(floor);
     crosschecks.push_back(record);
     if (!judge_timing_reply(run_, block)) return std::nullopt;
     if (keep) {
@@ -120,7 +147,7 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       run_.timed_reps_kept += reps;
       if (!verify_timed_reps(run_, picks, trials)) return std::nullopt;
     }
-    return block.times_ms;
+    return credited_times(block.times_ms, floor);
   }
 }
 
@@ -185,6 +212,7 @@ bool prepare_reference_timing(EvalRun& run, json& timing, bool* with_compile) {
   *with_compile = run.opt.compile_baseline && !compile_failed;
   if (compile_failed) timing["compile_error"] = rp.body["compile_error"];
   if (rp.body.contains("compile_seconds")) timing["compile_baseline_seconds"] = rp.body["compile_seconds"];
+  if (rp.body.contains("untimed_ms_per_rep")) timing["untimed_ms_per_rep"] = rp.body["untimed_ms_per_rep"];
   return true;
 }
 
@@ -328,12 +356,14 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out) {
       run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock: " + *why);
       return false;
     }
+    const ClockFloor floor =
+        block_floor(run, reported, r, reps, block.untimed_ms, untimed_bound(run.doc.value("timing", json::object())), record);
     const int fresh_rep = reps - 1;
     const int seen_rep = run.sampler.picks(fresh_rep, 1).front();
     const int seen_trial = run.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(seen_rep)])];
     if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {seen_rep, fresh_rep}, {seen_trial, drawn}))
       return false;
-    out->blocks_ms.push_back(block.times_ms);
+    out->blocks_ms.push_back(credited_times(block.times_ms, floor));
     return true;
   }
 }
@@ -375,6 +405,7 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
   if (!keep(prepare_reference_timing(run, timing, &with_compile))) return std::nullopt;
 
   CandidateTimer candidate(run);
+  candidate.untimed_per_rep_ms = untimed_bound(timing);
   BaselineTimer eager(run, "eager");
   BaselineTimer compile(run, "compile");
   std::vector<TimedFunction*> order = {&candidate, &eager};
@@ -385,6 +416,12 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
   if (!time_interleaved(order, TimingPlan::from(run.opt, run.lean_timing), [&](const std::string& what) { run.phase(what); }))
     return std::nullopt;
 
+  if (auto why = floor_verdict(candidate.floors)) {
+    run.doc["timing"]["crosscheck"] = candidate.crosschecks;
+    run.add_check("timing_crosscheck", "fail", *why);
+    run.fail(status::kRejected, "timing_crosscheck", *why);
+    return std::nullopt;
+  }
   TimingOutcome outcome{summarize(candidate.samples_ms), summarize(eager.samples_ms), std::nullopt, {}, std::move(hold)};
   for (TimedFunction* f : order) {
     timing[f->name()] = to_json(summarize(f->samples_ms));

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/clock_floor.h"
 #include "eval/device_lock.h"
 #include "eval/eval_run.h"
 #include "eval/timing_stats.h"
@@ -82,6 +83,10 @@ class CandidateTimer : public TimedFunction {
  public:
   explicit CandidateTimer(EvalRun& run, std::string name = "candidate") : TimedFunction(std::move(name)), run_(run) {}
   nlohmann::json crosschecks = nlohmann::json::array();  // reported vs wall time of each block
+  // The trusted measure of one repetition's untimed work (the reference's prepare_timing); negative
+  // when unknown. Bounds what the candidate may claim as untimed (clock_floor.h).
+  double untimed_per_rep_ms = -1;
+  std::vector<ClockFloor> floors;  // each kept block's, against kforge's clock
 
  protected:
   std::optional<std::vector<double>> measure(int reps, bool keep) override;

@@ -117,15 +117,15 @@ TEST(TimeInterleaved, StopsAtTheFirstFailedBlock) {
 std::unique_ptr<WorkerClient> fake_worker(const std::string& role, const std::string& delay,
                                           const std::string& reported, const std::string& ping_delay) {
   return shell_worker(role, R"sh(case $cmd in
-    time) sleep )sh" + delay + R"sh(; echo "{\"id\":$id,\"ok\":true,\"times_ms\":[)sh" + reported + R"sh(],\"untimed_ms\":0}" >&3 ;;
-    ping) sleep )sh" + ping_delay + R"sh(; echo "{\"id\":$id,\"ok\":true}" >&3 ;;
-    *) echo "{\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"runtime_error\",\"message\":\"unknown\"}}" >&3 ;;
+    time) sleep )sh" + delay + R"sh(; echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true,\"times_ms\":[)sh" + reported + R"sh(],\"untimed_ms\":0}" >&3 ;;
+    ping) sleep )sh" + ping_delay + R"sh(; echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true}" >&3 ;;
+    *) echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":false,\"error\":{\"kind\":\"runtime_error\",\"message\":\"unknown\"}}" >&3 ;;
   esac)sh");
 }
 
 // A worker answering every command with `reply` (the fields after "id"), as a check would.
 std::unique_ptr<WorkerClient> answering_worker(const std::string& role, const std::string& reply) {
-  return shell_worker(role, R"sh(printf '{"id":%s,%s}\n' "$id" ')sh" + reply + R"sh(' >&3)sh");
+  return shell_worker(role, R"sh(printf '{"id":%s,"cmd":"%s",%s}\n' "$id" "$cmd" ')sh" + reply + R"sh(' >&3)sh");
 }
 
 // The verdict on a timed repetition whose check the reference answered with `check_reply`.

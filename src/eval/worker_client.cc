@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "eval/candidate_replies.h"
+
 namespace kforge {
 
 bool is_device_oom(const WorkerReply& reply) {
@@ -31,6 +33,10 @@ PendingRequest WorkerClient::send(const std::string& cmd, nlohmann::json args, s
   args["cmd"] = cmd;
   args["id"] = pending.id;
   process_->send_line(args.dump());
+  if (role_ == "candidate") {  // kept to check its reply against; import facts and the like stay out
+    args.erase("import_facts");
+    pending.args = std::move(args);
+  }
   return pending;
 }
 
@@ -69,15 +75,26 @@ WorkerReply WorkerClient::wait(const PendingRequest& pending) {
       return reply;
     }
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    if (role_ == "candidate") {
+      // Untrusted code shares the candidate's process and can write to its reply channel: a line
+      // that is not exactly the reply to this request (malformed, unsolicited, a second one, the
+      // wrong command or types) is a broken protocol, and nothing more is believed from it.
+      auto problem = parsed.is_discarded()
+                         ? std::optional<std::string>("a line that is not JSON: " + line.substr(0, 120))
+                         : candidate_reply_problem(pending.cmd, pending.args, pending.id, parsed);
+      if (problem) {
+        process_->kill_tree();
+        alive_ = false;
+        reply.kind = WorkerReply::kProtocol;
+        reply.detail = fmt::format("the candidate's process broke the reply protocol: {}", *problem);
+        return reply;
+      }
+    } else if (parsed.is_discarded() || !parsed.is_object()) {
       reply.kind = WorkerReply::kProtocol;
       reply.detail = fmt::format("the {} process sent a malformed reply: {}", role_, line.substr(0, 200));
-      // Untrusted candidate code can write anything to the channel: skip its noise and keep
-      // waiting for the real reply. The reference is kforge's own code: stop at once.
-      if (role_ == "candidate") continue;
       return reply;
     }
-    if (!parsed.contains("id") || parsed["id"] != pending.id) continue;  // stale or forged: not ours
+    if (!parsed.contains("id") || parsed["id"] != pending.id) continue;  // the reference's: stale
     reply.body = parsed;
     reply.kind = parsed.value("ok", false) ? WorkerReply::kOk : WorkerReply::kError;
     spdlog::debug("{} {}: {:.1f} ms", role_, pending.cmd, reply.wall_ms);

@@ -19,7 +19,7 @@ struct WorkerReply {
     kTimeout,     // no answer before the deadline (the worker has been killed)
     kDied,        // the worker exited or was killed before answering
     kFlood,       // the worker printed more than the log cap (it has been killed)
-    kProtocol,    // the answer was not valid JSON or had the wrong id
+    kProtocol,    // the answer was not valid JSON, or (from the candidate) not the reply to the request
   } kind = kOk;
   nlohmann::json body;      // the reply object (kOk, kError)
   double wall_ms = 0;       // from sending the request to receiving the answer, kforge's clock
@@ -33,6 +33,7 @@ bool is_device_oom(const WorkerReply& reply);
 // A request sent to a worker and not yet answered.
 struct PendingRequest {
   std::string cmd;
+  nlohmann::json args;  // what was asked (a candidate's reply is checked against it: candidate_replies.h)
   std::uint64_t id = 0;
   std::chrono::steady_clock::time_point sent, deadline;
 };

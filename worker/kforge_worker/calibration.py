@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from kforge_worker import compare, device_compare, session
+from kforge_worker import compare, device_compare
 from kforge_worker.runtime_checks import _leaves
 
 NULLS = ["zeros", "constant", "passthrough", "other_seed", "low_precision"]
@@ -148,13 +148,14 @@ def _nulls(model, inputs, outputs, other_inputs, other_outputs) -> Dict[str, Cal
             "passthrough": passthrough, "other_seed": lambda: other_outputs, "low_precision": low_precision}
 
 
-def calibrate(model, draw, base_seed: int, forward) -> dict:
+def calibrate(model, draw, seed_of, forward) -> dict:
     """Runs the nulls; returns the report (which passed, whether the check was tightened, degeneracy).
     ``draw(seed)``: a set of inputs, drawn where the trials' inputs are (on the GPU, for a GPU whose
-    trials stay there: drawing gigabytes on the host takes seconds)."""
+    trials stay there: drawing gigabytes on the host takes seconds); ``seed_of(k)``: the seed of the
+    k-th draw of the trusted side's (ReferenceSession.trial_seed)."""
     draws = []
     for k in range(3):
-        inputs = draw(session.trial_seed(base_seed, 10_000 + k))
+        inputs = draw(seed_of(10_000 + k))
         draws.append((inputs, forward(inputs)))
     (inputs, outputs), (other_inputs, other_outputs) = draws[0], draws[1]
     report = {"nulls": {}, "tightened": False, "degenerate": False}

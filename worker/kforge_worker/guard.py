@@ -66,7 +66,8 @@ class Guard:
             report["calibrated_with_seed"] = cached.get("calibrated_with_seed", int(req["seed"]))
             report["reused"] = True
         else:
-            report = calibration.calibrate(ref.model, ref.draw_inputs, int(req["seed"]), ref._forward)
+            report = calibration.calibrate(ref.model, ref.draw_inputs, lambda k: ref.trial_seed(int(req["seed"]), k),
+                                           ref._forward)
             report["calibrated_with_seed"] = int(req["seed"])
         self.calibration = report
         self.tightened = report["tightened"]
@@ -114,7 +115,7 @@ class Guard:
         if others:
             other_inputs = ref.inputs_before(others[0])
         else:
-            session.seed_everything(session.trial_seed(int(req["seed"]), 20_000))
+            session.seed_everything(ref.trial_seed(int(req["seed"]), 20_000))
             other_inputs = tensors.to_device(list(ref.module.get_inputs()), ref.device)
         inputs = tensors.copy_to(list(ref.inputs_before(trial)), ref.device)
         dependent = sol.dependent_inputs(ref._forward, inputs, tensors.to_device(list(other_inputs), ref.device),

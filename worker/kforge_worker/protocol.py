@@ -40,7 +40,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
         rid = request.get("id")
         cmd = request.get("cmd")
         if cmd in ("exit", "ping"):  # ping: kforge times a no-op round trip (the machine's delay)
-            out.write(json.dumps({"id": rid, "ok": True}) + "\n")
+            out.write(json.dumps({"id": rid, "cmd": cmd, "ok": True}) + "\n")
             out.flush()
             if cmd == "exit":
                 return
@@ -63,6 +63,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
                 reply = error_reply(exc) if reply.get("ok") else reply
         released = time.monotonic()
         reply["id"] = rid
+        reply["cmd"] = cmd  # kforge checks that a reply answers the command it asked (src/eval/candidate_replies.h)
         out.write(json.dumps(_finite(reply), default=_json_default, allow_nan=False) + "\n")
         out.flush()
         if timeline:

@@ -53,6 +53,9 @@ class ReferenceSession:
         # there each set of a 16 GiB problem is host memory as well as device memory.
         self.lean = False
         self.timing_trials = []
+        # Trial inputs derive from this, never from the published seed alone (session.trial_seed); a
+        # reset draws a new one, so every evaluation a kept reference serves has its own.
+        self.input_secret = session.input_secret()
 
     # -- commands ---------------------------------------------------------------------------
     def load_problem(self, req: dict) -> dict:
@@ -169,6 +172,9 @@ class ReferenceSession:
         return figures is not None and device_transport.fits_on_device(
             figures, memory_estimate.device_memory(self.device)["free_bytes"])
 
+    def trial_seed(self, base_seed: int, trial: int) -> int:
+        return session.trial_seed(self.input_secret, base_seed, trial)
+
     def draw_inputs(self, seed: int) -> list:
         """A set of inputs for ``seed``, drawn as the trials' are: where the computation runs."""
         return draw_on_device(self.module, seed, self.device)
@@ -182,7 +188,7 @@ class ReferenceSession:
     def _make_trial(self, req: dict) -> dict:
         trial = int(req["trial"])
         tag = req.get("tag", "main")
-        seed = session.trial_seed(int(req["seed"]), trial)
+        seed = self.trial_seed(int(req["seed"]), trial)
         name = f"inputs_{tag}_{trial}"
         record = {"tag": tag, "name": name, "main": tag == "main" and trial < session.FIRST_TIMING_TRIAL}
         if self.on_device and self.lean:
@@ -366,6 +372,9 @@ class ReferenceSession:
                                                  for t in self.timing_trials[1:]]
         self.timer = make_timer(self.device)
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
+        if not self.lean:  # lean timing fetches sets per block: no bound of this kind (docs/checks.md)
+            reply["untimed_ms_per_rep"] = untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
+                                                          trial["outputs"], self.device)
         if req.get("compile_baseline", True):
             start = time.perf_counter()
             try:
@@ -458,6 +467,30 @@ class ReferenceSession:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return out
+
+
+def untimed_cost_ms(buffers: list, sets: list, outputs, device: str, samples: int = 5) -> float:
+    """What the candidate's worker does between two timed repetitions, done here by the trusted
+    process on tensors of the same sizes (timed_reps.Block: the scheduled set copied into the
+    buffers, the outputs copied aside, the inputs compared with the set): the fastest of ``samples``
+    runs after a first one that is not counted (the first copy in a process takes tens of ms), in ms:
+    load only ever adds time. kforge believes a candidate's own account of that time (``untimed_ms``) only up to
+    a few times this (src/eval/clock_floor.h)."""
+    buffers = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in buffers]
+    outs = tensors.leaves(outputs)
+    spent = []
+    for k in range(samples + 1):
+        source = sets[k % len(sets)]
+        start = time.perf_counter_ns()
+        timed_reps.write_inputs(buffers, source)
+        kept = [timed_reps._device_copy(t) for t in outs]
+        same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
+                if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        spent.append((time.perf_counter_ns() - start) / 1e6)
+        del kept, same
+    return min(spent[1:])
 
 
 def draw_on_device(module, seed: int, device: str) -> list:

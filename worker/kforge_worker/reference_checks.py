@@ -68,6 +68,11 @@ def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed
     if facts.get("new_threads"):
         out.append({"name": "concurrency", "verdict": "fail",
                     "message": f"threads left running after forward returned: {', '.join(facts['new_threads'][:4])}"})
+    if facts.get("running_threads"):
+        out.append({"name": "concurrency", "verdict": "fail",
+                    "message": f"threads the candidate started earlier were running while forward ran "
+                               f"({', '.join(map(str, facts['running_threads'][:4]))}): torch work on them escapes "
+                               f"the operator recorder and the timer"})
     if facts.get("children"):
         out.append({"name": "concurrency", "verdict": "fail",
                     "message": f"child processes left running after forward returned: {facts['children'][:4]}"})

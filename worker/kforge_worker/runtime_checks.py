@@ -122,7 +122,8 @@ def _protected_objects() -> dict:
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
         (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
-    ] + [(sys.modules[m].CudaTimer, ["measure", "info"]) for m in ("kforge_worker.cuda_timing",)
+    ] + [(sys.modules[m], list(names)) for m, names in _DISPATCH_SWITCHES if m in sys.modules
+         ] + [(sys.modules[m].CudaTimer, ["measure", "info"]) for m in ("kforge_worker.cuda_timing",)
          if m in sys.modules and hasattr(sys.modules[m], "CudaTimer")]:
         for name in names:
             try:
@@ -260,6 +261,12 @@ class Watch:
                 state["busy"] = False
 
         sys.addaudithook(hook)
+        _watch_dispatch_modes(state, caller_is_candidate)
+        # Threads alive before the candidate was imported are kforge's; any other Python thread that is
+        # still alive when a forward call starts was started by the candidate (or its toolchain) at
+        # import, construction or an earlier call, and could do torch work the recorder does not see.
+        self._threads_at_start = {t.ident for t in threading.enumerate()}
+        self._build_frames = frames + (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),)
         protected = _protected_objects()
 
         def tampered() -> List[str]:
@@ -302,6 +309,7 @@ class Watch:
         ``meanwhile(snapshots)``, kforge's own work, runs while work the call left running gets its
         time to show up (SETTLE_S; with ``settle`` false, none), outside the watched window."""
         threads_before = {t.ident for t in threading.enumerate()}
+        running = self._candidate_threads()
         children_before = _children()
         ops: set = set()
         self._begin()
@@ -325,7 +333,23 @@ class Watch:
             meanwhile(snapshots)
         facts = forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
                               self._tampered(), settled)
+        facts["running_threads"] = running
         return outputs, facts, rebuild(outputs, iter(snapshots))
+
+    def _candidate_threads(self) -> List[str]:
+        """Names of the live Python threads the candidate started before this call: not there when
+        the watch was made, and not running a builder's code (a toolchain's own worker threads)."""
+        out = []
+        for t in threading.enumerate():
+            if t.ident in self._threads_at_start or not t.is_alive():
+                continue
+            target = getattr(t, "_target", None)
+            target = getattr(target, "func", target)  # functools.partial
+            code = getattr(target, "__code__", None)
+            if code is not None and any(f in code.co_filename for f in self._build_frames):
+                continue
+            out.append(t.name)
+        return out
 
 
 # How long after the snapshot the outputs are looked at again: work the call left running (a side
@@ -334,6 +358,43 @@ class Watch:
 # snapshot taken at the return is what gets checked, so a write that lands later fails the trial as
 # incorrect when nothing waited for it. The first trial of each size waits (src/eval/correctness.cc).
 SETTLE_S = 0.02
+
+
+# The dispatch-mode stack's switches (torch.utils._python_dispatch, torch._C): a candidate that calls
+# one pops kforge's operator recorder off the stack, or runs work beneath it. Each is wrapped so that a
+# call from the candidate's own code is an introspection event (the static check names the spellings).
+_DISPATCH_SWITCHES = (
+    ("torch.utils._python_dispatch", ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_push_mode",
+                                      "_get_current_dispatch_mode_stack")),
+    ("torch._C", ("_unset_dispatch_mode", "_set_dispatch_mode", "_pop_torch_dispatch_stack",
+                  "_push_on_torch_dispatch_stack", "_get_dispatch_stack_at")),
+)
+
+
+def _watch_dispatch_modes(state: dict, caller_is_candidate) -> None:
+    import functools
+
+    for module_name, names in _DISPATCH_SWITCHES:
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        for name in names:
+            original = getattr(module, name, None)
+            if original is None or getattr(original, "_kforge_watched", False):
+                continue
+
+            def watched(*args, _original=original, _name=f"{module_name}.{name}", **kwargs):
+                if state["active"] and not state["busy"] and len(state["events"]) < 50:
+                    state["busy"] = True
+                    try:
+                        if caller_is_candidate():
+                            state["events"].append(["introspection", f"{_name}() (the dispatch-mode stack, where "
+                                                                     f"kforge's operator recorder sits)"])
+                    finally:
+                        state["busy"] = False
+                return _original(*args, **kwargs)
+
+            watched = functools.wraps(original)(watched) if callable(original) else watched
+            watched._kforge_watched = True
+            setattr(module, name, watched)
 
 
 def ready_device(device: torch.device) -> None:

@@ -1,6 +1,7 @@
 """State shared by both worker roles: device, thread count, seeding and the per-trial seed rule."""
 
 import gc
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -77,9 +78,19 @@ def seed_everything(seed: int) -> None:
         pass
 
 
-def trial_seed(base_seed: int, trial: int) -> int:
-    # Inputs of every trial come from a different seed; weights come from base_seed itself.
-    return (base_seed * 1_000_003 + 7919 * (trial + 1)) % (2**31 - 1)
+def input_secret() -> int:
+    """A per-evaluation secret of 63 bits, drawn by the trusted reference and never sent anywhere:
+    the seeds of the inputs a candidate meets derive from it (trial_seed)."""
+    return int.from_bytes(os.urandom(8), "little") >> 1
+
+
+def trial_seed(secret: int, base_seed: int, trial: int) -> int:
+    """The seed of trial ``trial``'s inputs (fresh and shape-variant sets included): BLAKE2b keyed with
+    the reference's ``secret``, so that a candidate which knows the published ``base_seed`` (it seeds
+    the weights, and the candidate's process sees it set) and every rule here still cannot redraw an
+    input set before it is handed over. 63 bits: torch.manual_seed takes them on every device."""
+    digest = hashlib.blake2b(f"{base_seed}:{trial}".encode(), key=secret.to_bytes(8, "little"), digest_size=8)
+    return int.from_bytes(digest.digest(), "little") >> 1
 
 
 def set_precision(policy: str) -> None:

@@ -14,7 +14,7 @@ import kforge_kernels
 from kforge_worker import ops
 
 CHECKS = ["torch_delegation", "reference_fallback", "monkey_patching", "concurrency", "introspection", "file_io",
-          "network", "output_caching", "dynamic_code"]
+          "network", "output_caching", "dynamic_code", "environment_probe"]
 
 # Modules whose attributes a candidate must not reassign: the clocks, torch and kforge's own code (and
 # the target's kernel toolchain: [checks] kernel_modules).
@@ -44,20 +44,47 @@ _INTROSPECTION_CALLS = {"sys._getframe", "sys._current_frames", "inspect.current
                         "gc.get_referrers", "gc.get_referents", "globals", "locals", "vars", "sys.settrace",
                         "sys.setprofile", "threading.settrace", "sys.addaudithook", "ctypes.pythonapi",
                         "ctypes.string_at", "ctypes.memmove", "ctypes.cast"}
-_INTROSPECTION_ATTRS = {"f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "gi_frame",
-                        "cr_frame", "__globals__", "__closure__", "__subclasses__", "__builtins__", "__code__",
-                        "__dict__", "__mro__", "__bases__"}
-_FILE_CALLS = {"open", "io.open", "os.open", "os.read", "os.write", "os.remove", "os.unlink", "os.rename",
+_INTROSPECTION_ATTRS = {"f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
+                        "cr_frame", "ag_frame", "__traceback__", "__globals__", "__closure__", "__subclasses__",
+                        "__builtins__", "__code__", "__dict__", "__mro__", "__bases__"}
+_INTROSPECTION_CALLS |= {"traceback.walk_stack", "traceback.walk_tb", "traceback.extract_stack", "traceback.print_stack",
+                         "traceback.format_stack", "traceback.StackSummary.extract", "sys.exc_info", "sys.exception",
+                         "sys._current_exceptions"}
+# The dispatch-mode stack kforge's operator recorder sits on (runtime_checks._OpRecorder): switching
+# modes off, popping or pushing them lets torch work run where the recorder cannot see it. Any spelling
+# that ends in one of these names, through any module (torch.utils._python_dispatch, torch._C, ...).
+_DISPATCH_MODE_NAMES = {"_disable_current_modes", "_pop_mode", "_push_mode", "_pop_mode_temporarily",
+                        "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack", "_set_dispatch_mode",
+                        "_unset_dispatch_mode", "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack",
+                        "_get_dispatch_stack_at", "_len_torch_dispatch_stack", "_DisableTorchDispatch",
+                        "_DisableFuncTorch", "_ExcludeDispatchKeyGuard", "_RestorePythonTLSSnapshot",
+                        "_ForceDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_set_torch_dispatch_mode",
+                        "_disabled_torch_dispatch_impl", "_python_dispatch", "_pop_torch_function_stack",
+                        "_push_on_torch_function_stack", "_disable_infra_mode", "_disable_current_modes_context"}
+_FILE_CALLS = {"open", "io.open", "os.open", "os.read", "os.write", "os.pwrite", "os.writev", "os.dup", "os.dup2",
+               "os.fdopen", "os.close", "os.pipe", "os.sendfile", "os.truncate", "os.ftruncate", "os.remove", "os.unlink", "os.rename",
                "os.replace", "os.listdir", "os.scandir", "os.walk", "os.makedirs", "os.mkdir", "os.stat",
                "shutil.copy", "shutil.copyfile", "shutil.rmtree", "shutil.move", "torch.load", "torch.save",
                "numpy.load", "numpy.save", "numpy.fromfile", "numpy.memmap", "mmap.mmap", "pickle.load",
                "pickle.dump", "pickle.loads", "glob.glob", "tempfile.NamedTemporaryFile", "pathlib.Path",
                "os.path.exists", "os.path.isfile"}
+# Reading where it runs: a candidate that can tell kforge's sandbox from a user's machine can behave
+# only while it is watched (best.py runs outside). Any branch of the module counts, run or not.
+_PROBE_CALLS = {"os.getenv", "os.getenvb", "os.environ.get", "os.environ.copy", "os.environ.items", "os.environ.keys",
+                "os.uname", "os.getuid", "os.geteuid", "os.getppid", "os.getlogin", "os.path.expanduser",
+                "platform.node", "platform.uname", "socket.gethostname", "getpass.getuser", "pwd.getpwuid",
+                "os.path.exists", "os.path.isdir", "os.access"}
+_PROBE_NAMES = {"os.environ", "os.environb", "sys.argv", "sys.orig_argv"}
+_PROBE_STRINGS = re.compile(r"/proc/|/sys/fs/cgroup|\.dockerenv|bwrap|bubblewrap|\bKFORGE_|\.bashrc|\.profile\b|"
+                            r"\.zshrc|\.ssh/|container=|/run/\.containerenv")
 _FILE_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob"}
 _NETWORK_MODULES = {"socket", "urllib", "http", "requests", "ftplib", "smtplib", "httpx", "aiohttp", "ssl",
                     "xmlrpc", "websocket", "paramiko"}
 _DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "importlib.import_module", "getattr", "setattr",
-                  "delattr", "types.FunctionType", "types.CodeType", "marshal.loads"}
+                  "delattr", "types.FunctionType", "types.CodeType", "marshal.loads", "builtins.exec", "builtins.eval",
+                  "builtins.compile", "builtins.__import__", "builtins.getattr", "runpy.run_path", "runpy.run_module",
+                  "code.InteractiveInterpreter", "importlib.__import__", "importlib.util.spec_from_file_location",
+                  "importlib.util.module_from_spec"}
 _KEY_CALLS = {"id", "hash", "data_ptr", "tobytes", "item", "tolist", "untyped_storage", "_version", "numpy", "sum",
               "mean", "abs", "float", "str", "repr", "tuple", "bytes"}
 _KERNEL_LOADERS = {"load", "load_inline", "CDLL", "cdll.LoadLibrary", "compile", "build", "Program", "jit",
@@ -103,6 +130,9 @@ class _Analyzer(ast.NodeVisitor):
         self.functions: Dict[str, ast.AST] = {}
         self.classes: Dict[str, ast.ClassDef] = {}
         self.strings: List[ast.Constant] = []
+        self.native: Set[ast.Constant] = set()
+        self.tree: ast.Module = ast.Module(body=[], type_ignores=[])
+        self.module_names: Set[str] = set()  # names assigned at module level: storage that outlives a call
 
     # -- names --------------------------------------------------------------------------------
     def dotted(self, node) -> Optional[str]:
@@ -124,6 +154,11 @@ class _Analyzer(ast.NodeVisitor):
 
     # -- collection pass ----------------------------------------------------------------------
     def collect(self, tree: ast.Module):
+        self.tree = tree
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    self.module_names.update(sub.id for sub in ast.walk(t) if isinstance(sub, ast.Name))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -173,6 +208,7 @@ class _Analyzer(ast.NodeVisitor):
 
     # -- per-node checks (whole module) -------------------------------------------------------
     def check_everywhere(self, tree: ast.Module):
+        self.native = set(_native_sources(self))  # embedded C/C++: its strings are its own (#include <...>)
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -183,6 +219,21 @@ class _Analyzer(ast.NodeVisitor):
             elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
                 self.add("introspection", "fail", node, f"uses .{node.attr}, which reaches into other code's frames, "
                                                         f"globals or classes")
+            if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(getattr(node, "ctx", None), ast.Load) \
+                    and self.dotted(node) in _PROBE_NAMES:
+                self.add("environment_probe", "fail", node, f"reads {self.dotted(node)}: a kernel that can tell where it "
+                                                            f"runs can behave differently outside kforge")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _PROBE_STRINGS.search(node.value) \
+                    and node not in self.native:
+                found = _PROBE_STRINGS.search(node.value).group()
+                self.add("environment_probe", "fail", node, f"names {found!r}: a kernel has no use for the machine's or "
+                                                            f"the sandbox's markers")
+            if isinstance(node, (ast.Attribute, ast.Name, ast.alias)):
+                name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) \
+                    else node.name.split(".")[-1]
+                if name in _DISPATCH_MODE_NAMES:
+                    self.add("introspection", "fail", node, f"uses {name}, which edits or switches off torch's dispatch "
+                                                            f"modes (kforge's operator recorder is one)")
 
     def _check_patch_target(self, target, node):
         if isinstance(target, ast.Subscript):
@@ -214,15 +265,29 @@ class _Analyzer(ast.NodeVisitor):
         root = name.split(".")[0]
         if root in _NETWORK_MODULES:
             self.add("network", "fail", node, f"calls {name}")
+        if name in _PROBE_CALLS:
+            self.add("environment_probe", "fail", node, f"calls {name}: a kernel that can tell where it runs can "
+                                                        f"behave differently outside kforge")
         if name in _DYNAMIC_CALLS:
-            literal = len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-            if name == "getattr" and literal:
+            self._check_dynamic(name, node)
+
+    def _check_dynamic(self, name: str, node: ast.Call):
+        """Code and names built at run time hide from every check that reads the source; no kernel needs
+        them. Still allowed: getattr/setattr/delattr with a literal name, any of them on ``self`` (a
+        module's own layers and parameters), and __import__/import_module of a literal module name."""
+        on_self = bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"
+        if name in ("getattr", "setattr", "delattr"):
+            if on_self or (len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
                 return
-            if name in ("setattr", "delattr") and node.args and isinstance(node.args[0], ast.Name) \
-                    and node.args[0].id == "self":
+            what = f"{name}() with a computed attribute name"
+        elif name in ("__import__", "importlib.import_module"):
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 return
-            self.add("dynamic_code", "warn", node, f"calls {name} with computed arguments: names built at run time "
-                                                   f"are checked at run time only")
+            what = f"{name}() of a computed module name"
+        else:
+            what = f"{name}()"
+        self.add("dynamic_code", "fail", node, f"calls {what}: code and names built at run time hide what they do "
+                                               f"from the checks (spell the name out)")
 
 
 def _target_name(target) -> Optional[str]:
@@ -407,64 +472,134 @@ def _import_time_concurrency(a: _Analyzer, runtime: Iterable[ast.AST]) -> None:
             f.message += " (at import or construction)"
 
 
+# What a cache of compiled kernels, plans, workspaces or autotuning choices is keyed on: the inputs'
+# metadata. A key that reads these of an input (and nothing else of it) is allowed.
+_META_ATTRS = {"shape", "dtype", "device", "ndim", "layout", "is_cuda", "requires_grad", "is_sparse", "itemsize",
+               "is_quantized", "is_meta", "names"}
+_META_METHODS = {"size", "dim", "stride", "numel", "nelement", "ndimension", "is_contiguous", "element_size",
+                 "get_device", "is_floating_point", "is_complex"}
+_META_FUNCTIONS = {"len", "isinstance", "type"}
+# Identities of buffers: a key made of these remembers which tensor came in, not its kind.
+_IDENTITY_CALLS = {"id", "data_ptr", "untyped_storage", "storage", "_cdata", "_version"}
+_CACHE_DECORATORS = ("lru_cache", "cache", "cached_property", "memoize")
+
+
 def _output_caching(a: _Analyzer, functions: Iterable[ast.AST]) -> None:
-    for fn in functions:
-        params = {arg.arg for arg in fn.args.args if arg.arg != "self"}
-        keyed = _value_keyed_names(a, fn, params)
-        for node in ast.walk(fn):
-            for deco in getattr(node, "decorator_list", []):
+    """Per-call code that stores or looks up results under a key made from the inputs' data or
+    identity. Keys made only of the inputs' metadata (shapes, dtypes, strides, devices, channel
+    counts) are what caches of compiled modules, plans, workspaces and autotuning choices use: allowed."""
+    functions = list(functions)
+    cached = {}
+    for node in ast.walk(a.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
                 name = a.dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
-                if name.split(".")[-1] in ("lru_cache", "cache", "cached_property", "memoize"):
-                    a.add("output_caching", "fail", deco, f"@{name} on code that runs per call caches outputs")
+                if name.split(".")[-1] in _CACHE_DECORATORS:
+                    cached[node.name] = (node, deco, name)
+    for fn in functions:
+        if fn.name in cached and cached[fn.name][0] is fn and _is_method(a, fn):
+            a.add("output_caching", "fail", cached[fn.name][1], f"@{cached[fn.name][2]} on a method that runs per "
+                                                                 f"call caches its outputs")
+        data = _data_derived(a, fn)
+        for node in ast.walk(fn):
             key = None
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_container(node.value):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_container(a, node.value):
                 key = node.slice
             elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 key = node.left
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("get", "setdefault", "__contains__", "__getitem__") and node.args:
+                    and node.func.attr in ("get", "setdefault", "__contains__", "__getitem__", "pop") and node.args:
                 key = node.args[0]
-            if key is not None and _keyed_on_inputs(key, params | keyed, a):
-                a.add("output_caching", "fail", node, "stores or looks up results keyed on the inputs: a cached "
-                                                      "answer skips the work the timer is meant to see")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in cached:
+                if any(_uses_data(a, arg, data) for arg in list(node.args) + [k.value for k in node.keywords]):
+                    a.add("output_caching", "fail", node, f"calls {node.func.id}, cached by @{cached[node.func.id][2]}, "
+                                                          f"with the inputs' data: a cached answer skips the work "
+                                                          f"the timer is meant to see")
+                continue
+            if key is not None and _uses_data(a, key, data):
+                a.add("output_caching", "fail", node, "stores or looks up results keyed on the inputs' data or "
+                                                      "identity: a cached answer skips the work the timer is meant "
+                                                      "to see (keys of shapes, dtypes, strides and devices are fine)")
 
 
-def _is_container(node) -> bool:
-    """self.<attr>[...] or a module-level name: storage that outlives the call (not a local output)."""
-    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self") \
-        or isinstance(node, ast.Name) and node.id.isupper()
+def _is_method(a: _Analyzer, fn) -> bool:
+    return any(fn in cls.body for cls in a.classes.values())
 
 
-def _value_keyed_names(a: _Analyzer, fn, params: Set[str]) -> Set[str]:
-    """Local names assigned from identities or values of the inputs (id, hash, data_ptr, tolist, ...)."""
-    keyed: Set[str] = set()
+def _parameters(fn) -> Set[str]:
+    args = fn.args
+    names = {x.arg for x in args.posonlyargs + args.args + args.kwonlyargs if x.arg != "self"}
+    names |= {x.arg for x in (args.vararg, args.kwarg) if x is not None}
+    return names
+
+
+def _data_derived(a: _Analyzer, fn) -> Set[str]:
+    """The function's parameters and the local names assigned from their data (not from their
+    metadata alone): ``y = x * 2`` and ``a, b = inputs`` are data; ``n = x.shape[1]`` is not."""
+    derived = _parameters(fn)
     changed = True
     while changed:
         changed = False
         for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and _keyed_on_inputs(node.value, keyed, a, bare_params=False):
-                for t in node.targets:
-                    for sub in ast.walk(t):
-                        if isinstance(sub, ast.Name) and sub.id not in keyed:
-                            keyed.add(sub.id)
-                            changed = True
-    return keyed
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                targets, value = (node.targets if isinstance(node, ast.Assign) else [node.target]), node.value
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                targets, value = [node.target], node.iter
+            elif isinstance(node, ast.NamedExpr):
+                targets, value = [node.target], node.value
+            else:
+                continue
+            if not _uses_data(a, value, derived):
+                continue
+            for name in (n for t in targets for n in _bound_names(t)):
+                if name not in derived:
+                    derived.add(name)
+                    changed = True
+    return derived
 
 
-def _keyed_on_inputs(key, names: Set[str], a: _Analyzer, bare_params: bool = True) -> bool:
-    for sub in ast.walk(key):
-        if bare_params and isinstance(sub, ast.Name) and sub.id in names:
-            return True
-        if not bare_params and isinstance(sub, ast.Name) and sub.id in names:
-            return True
+def _bound_names(target) -> List[str]:
+    """The names an assignment target binds (``a, *b = ...``), not those inside ``d[k] = ...``."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _bound_names(e)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
+
+
+def _uses_data(a: _Analyzer, expr, names: Set[str]) -> bool:
+    """Whether ``expr`` reads the data or the identity of any of ``names`` (metadata reads excepted),
+    or the identity of any buffer."""
+    parents = {}
+    for node in ast.walk(expr):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for sub in ast.walk(expr):
         if isinstance(sub, ast.Call):
-            name = (a.dotted(sub.func) or "").split(".")[-1] or (
+            called = (a.dotted(sub.func) or "").split(".")[-1] or (
                 sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
-            if name in ("id", "hash", "data_ptr", "tobytes", "untyped_storage", "_cdata", "tolist", "item"):
+            if called in _IDENTITY_CALLS:
                 return True
         if isinstance(sub, ast.Attribute) and sub.attr in ("_version", "_cdata"):
             return True
+        if isinstance(sub, ast.Name) and sub.id in names:
+            up = parents.get(sub)
+            if isinstance(up, ast.Attribute) and up.value is sub:
+                call = parents.get(up)
+                if up.attr in _META_ATTRS or (up.attr in _META_METHODS and isinstance(call, ast.Call) and call.func is up):
+                    continue
+            if isinstance(up, ast.Call) and sub in up.args and (a.dotted(up.func) or "") in _META_FUNCTIONS:
+                continue
+            return True
     return False
+
+
+def _is_container(a: _Analyzer, node) -> bool:
+    """self.<attr>[...] or a module-level name: storage that outlives the call (not a local output)."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self") \
+        or isinstance(node, ast.Name) and (node.id.isupper() or node.id in a.module_names)
 
 
 def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_ops: Set[str]) -> None:

@@ -136,7 +136,7 @@ SCENARIO = textwrap.dedent("""
     out["refills"] = ref.exchange.backend.refills if device == "cpu" else None
     out["output_refills"] = cand.peer.backend.refills if device == "cpu" else None
     # Trial 6 went into trial 4's recycled buffers, which the candidate wrote: they hold trial 6's inputs.
-    seed6 = reference.session.trial_seed(3, 6)
+    seed6 = ref.trial_seed(3, 6)
     out["trial_6_served"] = all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(
         cand.peer.get("inputs_main_6"), draw(seed6)))
     out["resident"] = resident

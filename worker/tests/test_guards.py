@@ -33,7 +33,7 @@ def _draw(*shape):
 
 def test_zeros_pass_tiny_outputs_and_the_check_is_tightened():
     m = Tiny()
-    report = calibration.calibrate(m, _draw(16, 32), 3, _forward(m))
+    report = calibration.calibrate(m, _draw(16, 32), lambda k: 3 + k, _forward(m))
     assert "zeros" in report["passing"] and report["tightened"] and not report["degenerate"]
     assert "zeros" not in report["still_passing"]
     assert calibration.scaled_check(torch.tanh(torch.ones(4)) * 1e-5, torch.zeros(4)) is not None
@@ -54,7 +54,7 @@ def test_scaled_check_by_slices_judges_like_the_whole(monkeypatch):
 
 def test_input_independent_reference_is_degenerate():
     m = Ones()
-    report = calibration.calibrate(m, _draw(8, 4), 3, _forward(m))
+    report = calibration.calibrate(m, _draw(8, 4), lambda k: 3 + k, _forward(m))
     assert report["degenerate"] and not report["tightened"]
 
 

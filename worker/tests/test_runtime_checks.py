@@ -162,3 +162,38 @@ def test_build_frames_cover_the_kernel_libraries_and_only_installed_modules():
               any(f.endswith("/torch/utils/") for f in frames), len(frames) == len(build_frames()) + 1)
     """)
     assert out.strip() == "True True True", out
+
+
+def test_a_thread_started_at_import_and_switched_off_dispatch_modes_are_seen(tmp_path):
+    cand = tmp_path / "cand.py"
+    cand.write_text(textwrap.dedent("""
+        import queue, threading
+        import torch
+        from torch.utils import _python_dispatch as pd
+        jobs, done = queue.Queue(), queue.Queue()
+        def serve():
+            while True:
+                done.put(torch.softmax(jobs.get(), 1))
+        threading.Thread(target=serve, name="helper", daemon=True).start()
+        def on_thread(x):
+            jobs.put(x)
+            return done.get()
+        def modes_off(x):
+            with getattr(pd, "_disable_current_modes")():
+                return torch.softmax(x, 1)
+    """))
+    out = run(f"""
+        import sys, torch
+        from kforge_worker.runtime_checks import Watch
+        w = Watch({str(cand)!r})
+        sys.path.insert(0, {str(tmp_path)!r})
+        w.begin_import()
+        import cand
+        w.end_import()
+        _, facts, _ = w.forward(cand.on_thread, [torch.randn(2, 4)], record_ops=True, settle=False)
+        print(facts["running_threads"], "_softmax" in " ".join(facts["aten_ops"]))
+        _, facts, _ = w.forward(cand.modes_off, [torch.randn(2, 4)], record_ops=True, settle=False)
+        print(sorted({{e[0] for e in facts["events"]}}), facts["ops_recorded"], "_softmax" in " ".join(facts["aten_ops"]))
+    """)
+    lines = out.strip().splitlines()
+    assert lines == ["['helper'] False", "['introspection'] True False"], out

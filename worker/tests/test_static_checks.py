@@ -1,5 +1,7 @@
 import textwrap
 
+import pytest
+
 from kforge_worker import static_checks
 
 REF = textwrap.dedent("""
@@ -159,15 +161,93 @@ def test_compiled_source_calls_are_tokenized_not_grepped():
     assert v["static.torch_delegation"] == "fail"
 
 
-def test_assembled_names_only_warn():
+def test_assembled_names_fail():
     v = verdicts("""
         import torch
         class ModelNew(torch.nn.Module):
             def forward(self, x):
                 return getattr(torch, "soft" + "max")(x, 1)
     """)
-    assert v["static.dynamic_code"] == "warn"
-    assert v["static.torch_delegation"] == "pass"  # left to the runtime check
+    assert v["static.dynamic_code"] == "fail"
+    assert v["static.torch_delegation"] == "pass"  # the runtime check names it
+
+
+@pytest.mark.parametrize("line", [
+    'exec("y = 1")', 'eval("1")', 'compile("1", "f", "eval")', '__import__("o" + "s")',
+    'importlib.import_module(name)', 'getattr(sys, "_get" + "frame")', 'setattr(torch, name, None)',
+])
+def test_code_and_names_built_at_run_time_fail(line):
+    v = verdicts(f"""
+        import importlib, sys, torch
+        name = "x"
+        {line}
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    assert v["static.dynamic_code"] == "fail", line
+
+
+def test_literal_names_and_a_modules_own_attributes_stay_allowed():
+    v = verdicts("""
+        import torch
+        np = __import__("numpy")
+        class ModelNew(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                for i in range(2):
+                    setattr(self, f"w{i}", torch.nn.Parameter(torch.ones(1)))
+            def forward(self, x):
+                w = getattr(self, "w" + str(0))
+                return x * getattr(torch.Tensor, "contiguous")(w)
+    """)
+    assert v["static.dynamic_code"] == "pass"
+
+
+@pytest.mark.parametrize("line", [
+    "from torch.utils._python_dispatch import _disable_current_modes",
+    "import torch.utils._python_dispatch as pd",
+    "torch._C._unset_dispatch_mode",
+    "torch._C._pop_torch_dispatch_stack()",
+    "torch._C._DisableTorchDispatch()",
+])
+def test_editing_the_dispatch_mode_stack_fails_as_introspection(line):
+    v = verdicts(f"""
+        import torch
+        {line}
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    assert v["static.introspection"] == "fail", line
+
+
+@pytest.mark.parametrize("expr", ["e.__traceback__", "tb.tb_next", "sys.exc_info()", "traceback.walk_stack(None)"])
+def test_traceback_frames_fail_as_introspection(expr):
+    v = verdicts(f"""
+        import sys, traceback, torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                try:
+                    raise RuntimeError
+                except RuntimeError as e:
+                    tb = e
+                    {expr}
+                return x
+    """)
+    assert v["static.introspection"] == "fail", expr
+
+
+@pytest.mark.parametrize("call", ["os.write(3, b'x')", "os.dup2(1, 3)", "os.fdopen(3, 'w')", "os.close(3)"])
+def test_file_descriptor_calls_fail_as_file_io(call):
+    v = verdicts(f"""
+        import os, torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                {call}
+                return x
+    """)
+    assert v["static.file_io"] == "fail", call
 
 
 def test_the_bundled_helion_candidates_pass_under_the_helion_targets_declarations():
@@ -218,3 +298,88 @@ def test_the_targets_kernel_modules_are_protected_and_build_kernels():
     with_modules = {c["name"]: c["verdict"] for c in static_checks.run(textwrap.dedent(cand), REF, ALLOWED,
                                                                         kernel_modules=["fakedsl"])}
     assert with_modules["static.torch_delegation"] == "pass"
+
+
+@pytest.mark.parametrize("key", ["x.shape", "(x.shape[1], x.dtype)", "(x.device, x.stride())", "x.size(0)",
+                                 "len(x)", "n", "(tuple(x.shape), x.is_contiguous())"])
+def test_caches_keyed_on_the_inputs_metadata_are_allowed(key):
+    v = verdicts(f"""
+        import torch
+        class ModelNew(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.plans = {{}}
+            def forward(self, x):
+                n = x.shape[1] * 2
+                if {key} not in self.plans:
+                    self.plans[{key}] = object()
+                return x
+    """)
+    assert v["static.output_caching"] == "pass", key
+
+
+@pytest.mark.parametrize("key", ["float(x[0, 0])", "x.sum().item()", "id(x)", "x.data_ptr()", "probe",
+                                 "hash(tuple(x[0, :8].tolist()))", "(x.shape, x[0, 0].item())"])
+def test_caches_keyed_on_the_inputs_data_or_identity_fail(key):
+    v = verdicts(f"""
+        import torch
+        CACHE = {{}}
+        class ModelNew(torch.nn.Module):
+            def forward(self, *inputs):
+                x, = inputs
+                probe = x.view(-1)[0]
+                if {key} not in CACHE:
+                    CACHE[{key}] = x * 2
+                return CACHE[{key}]
+    """)
+    assert v["static.output_caching"] == "fail", key
+
+
+def test_a_cached_function_is_judged_by_what_it_is_called_with():
+    on_shapes = verdicts("""
+        import functools, torch
+        @functools.lru_cache
+        def plan(n, dtype):
+            return n
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                plan(x.shape[0], x.dtype)
+                return x
+    """)
+    on_data = verdicts("""
+        import functools, torch
+        @functools.lru_cache
+        def answer(key):
+            return key
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return answer(float(x[0, 0]))
+    """)
+    assert on_shapes["static.output_caching"] == "pass"
+    assert on_data["static.output_caching"] == "fail"
+
+
+@pytest.mark.parametrize("line", ['os.environ.get("HOME")', 'os.getenv("KFORGE_WORKDIR")', "os.uname()",
+                                  'os.path.expanduser("~")', 'x = "/proc/1/cmdline"', 'x = "~/.bashrc"',
+                                  "x = sys.argv"])
+def test_probing_where_the_module_runs_fails_in_any_branch(line):
+    v = verdicts(f"""
+        import os, sys, torch
+        if False:
+            {line}
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    assert v["static.environment_probe"] == "fail", line
+
+
+def test_an_embedded_kernel_source_is_not_an_environment_probe():
+    v = verdicts('''
+        import torch
+        SRC = "#include <cstdint>\\n// reads /proc/ never\\nextern \\"C\\" void f(float* x) {}"
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x
+    ''')
+    assert v["static.environment_probe"] == "pass"

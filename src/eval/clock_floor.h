@@ -1,0 +1,53 @@
+// The least time a candidate's timed block can have taken, by kforge's own clock.
+//
+// The times a candidate's worker reports are claims: its timer runs in the candidate's process. For
+// a block of n repetitions kforge knows W, its own clock from sending `time` to reading the reply, and
+// D, the machine's round-trip delay (no-op requests to the trusted reference). The block's reported
+// repetition times R plus the work it says it did between them (U, swapping inputs and keeping
+// outputs) must account for all but 10% of W - D and a fixed allowance for the request itself:
+//
+//   R + min(U, Umax) >= 0.9 (W - D) - (kRequestAllowanceMs + kRoundTripAllowance D)
+//
+// where Umax is what the trusted reference measured the same untimed work to take (copying a set
+// into the buffers, copying the outputs aside, comparing the inputs), times kUntimedFactor, per
+// repetition, plus kUntimedAllowanceMs. The allowance is what an honest worker's request costs beside
+// its repetitions (parsing, the watch's checks, the reply): 4.5 ms measured on a 2-core machine under
+// a load of 10, and more the busier the machine, which D tracks. A block below its floor is credited
+// the floor (its times scaled up), so that no reported time is faster than kforge's clock allows; a
+// candidate whose every timed block is below its floor, kMinBlocksToReject of them at least, is
+// rejected (`timing_crosscheck`): a stall catches some blocks of an honest candidate, a forged timer
+// all of them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kforge {
+
+inline constexpr double kUnexplainedShare = 0.1;     // of the block on kforge's clock
+inline constexpr double kRequestAllowanceMs = 5.0;   // per block: the request, the reply, the watch's checks
+inline constexpr double kRoundTripAllowance = 2.0;   // times D, beside it: a busy machine slows the request too
+inline constexpr int kMinBlocksToReject = 3;
+inline constexpr double kUntimedFactor = 3.0;        // times the trusted measure of the untimed work
+inline constexpr double kUntimedAllowanceMs = 1.0;   // per block, beside it
+
+struct ClockFloor {
+  double floor_ms = 0;      // the least R + U' the block can honestly report
+  double explained_ms = 0;  // R + U' as reported, U' the untimed time kforge believes
+  bool below() const { return explained_ms < floor_ms; }
+};
+
+// `untimed_per_rep_ms`: the trusted measure of the untimed work of one repetition; negative when
+// unknown (lean timing), and then the candidate's own figure is believed.
+ClockFloor clock_floor(double reported_sum_ms, double untimed_ms, double wall_ms, double round_trip_ms, int reps,
+                       double untimed_per_rep_ms);
+
+// The block's times, each scaled so that together they reach the floor (unchanged when they do).
+std::vector<double> credited_times(const std::vector<double>& times_ms, const ClockFloor& floor);
+
+// Why the candidate's timing is rejected when every one of its kept blocks (`floors`, at least
+// kMinBlocksToReject) was below its floor; nullopt when one agreed with kforge's clock, or too few ran.
+std::optional<std::string> floor_verdict(const std::vector<ClockFloor>& floors);
+
+}  // namespace kforge
