@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "util/errors.h"
+#include "util/file_tree.h"
 #include "util/subprocess.h"
 
 namespace kforge {
@@ -102,8 +103,7 @@ std::string BuildBroker::handle(const std::string& line) {
   if (!request.is_object()) return error_reply("a build request is one JSON object per line");
   // Each build gets a fresh folder, owned by the compiler's uid, removed afterwards.
   fs::path dir = settings_.work_root / fmt::format("build-{}", builds_++);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  remove_tree(dir);
   fs::create_directories(dir);
   if (settings_.run_as && chown(dir.c_str(), settings_.run_as->first, settings_.run_as->second) != 0)
     return error_reply(fmt::format("cannot prepare the build folder: {}", std::strerror(errno)));
@@ -113,8 +113,10 @@ std::string BuildBroker::handle(const std::string& line) {
     policy.writable.push_back(dir);
     sandbox = sandboxed_command(*settings_.bwrap, policy, {});
   }
+  // The builder keeps what this evaluation's builds installed beside the build folders, which no
+  // sandbox sees (sandboxed_build.py: count and bytes per evaluation).
   json message = {{"request", request}, {"sandbox", sandbox}, {"build_dir", dir.string()},
-                  {"timeout", settings_.timeout_s}};
+                  {"timeout", settings_.timeout_s}, {"quota_file", (settings_.work_root / "build-quota.json").string()}};
 
   std::string reply;
   {
@@ -142,7 +144,7 @@ std::string BuildBroker::handle(const std::string& line) {
                               : "kforge's builder failed: " + builder->log_excerpt(4000));
     }
   }
-  fs::remove_all(dir, ec);
+  remove_tree(dir);  // by descriptor: the sandboxed compiler can nest folders past PATH_MAX there
   return reply;
 }
 

@@ -236,6 +236,9 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   // Their budget (kforge_worker/pch_store.py), the builder's alone.
   const auto parent = current_environment();
   if (auto it = parent.find("KFORGE_PCH_MAX_GB"); it != parent.end()) broker.env["KFORGE_PCH_MAX_GB"] = it->second;
+  // The shared build cache's budget (kforge_worker/build_store.py), the builder's alone too.
+  if (auto it = parent.find("KFORGE_BUILD_CACHE_MAX_GB"); it != parent.end())
+    broker.env["KFORGE_BUILD_CACHE_MAX_GB"] = it->second;
   broker.work_root = home.parent_path();
   broker.timeout_s = options.target.compile_timeout_s;
   broker.prestart = calls_load_inline(options.candidate);

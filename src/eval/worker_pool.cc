@@ -10,10 +10,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/file_tree.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
+#include "util/sandbox_limits.h"
 
 namespace kforge {
 
@@ -52,9 +54,8 @@ int remove_stale_worker_dirs(const fs::path& temp_dir) {
     if (!std::regex_match(name, m, pattern) || entry.is_symlink() || !entry.is_directory()) continue;
     const long owner = std::stol(m[2].str());
     if (owner == getpid() || process_running(owner)) continue;
-    std::error_code rm;
-    fs::remove_all(entry.path(), rm);
-    if (!rm) ++removed;
+    // Descriptor-based: a tree deeper than a path may be named goes too.
+    if (remove_tree(entry.path())) ++removed;
   }
   return removed;
 }
@@ -65,16 +66,15 @@ std::optional<std::string> PooledWorker::disk_breach() const {
   if (auto usage = sandbox_tmp_usage(client->process().pid());
       usage && usage->used_bytes + (1u << 20) >= usage->size_bytes)
     return fmt::format("the candidate filled its private /tmp ({} MiB, [sandbox] tmp_gb)", usage->size_bytes >> 20);
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(home, fs::directory_options::skip_permission_denied, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
-  }
-  if (total > *tmp_bytes)
+  // Walked by descriptor (file_tree.h): nesting deeper than a path may be named hides nothing.
+  const TreeSize written = measure_tree(home, kSandboxInodes);
+  if (written.entries > kSandboxInodes)
+    return fmt::format("the candidate made more than {} files and folders in its folder (the inode quota its /tmp "
+                       "has too)",
+                       kSandboxInodes);
+  if (written.bytes > *tmp_bytes)
     return fmt::format("the candidate wrote {} MiB into its folder, more than its {} MiB quota ([sandbox] tmp_gb)",
-                       total >> 20, *tmp_bytes >> 20);
+                       written.bytes >> 20, *tmp_bytes >> 20);
   return std::nullopt;
 }
 
@@ -96,8 +96,7 @@ std::string worker_pool_key(WorkerRole role, const EvalOptions& options, int thr
 
 PooledWorker::~PooledWorker() {
   if (client) client->shutdown();
-  std::error_code ec;
-  if (!root.empty()) fs::remove_all(root, ec);
+  if (!root.empty() && !remove_tree(root)) spdlog::warn("could not remove the worker folder {}", root.string());
 }
 
 bool PooledWorker::wait_ready() {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "util/sandbox_limits.h"
 #include "util/subprocess.h"
 
 namespace kforge {
@@ -130,6 +131,14 @@ std::vector<std::string> sandboxed_command(const std::string& bwrap, const Sandb
   }
   argv.insert(argv.end(), {"--remount-ro", "/", "--"});
   if (policy.drop_to) {
+    // As root inside, before dropping to the sandbox's uid (sandbox_limits.h): bubblewrap cannot set a
+    // tmpfs's inode count, so the two are remounted with one; and the tasks of the sandbox's uid are
+    // limited (RLIMIT_NPROC, enforced once setpriv has dropped to it).
+    argv.insert(argv.end(), {"/bin/sh", "-c",
+                             fmt::format("mount -o remount,nr_inodes={0} /tmp && mount -o remount,nr_inodes={0} "
+                                         "/dev/shm && exec \"$@\"",
+                                         kSandboxInodes),
+                             "sh", "/usr/bin/prlimit", fmt::format("--nproc={0}:{0}", kSandboxTasks), "--"});
     argv.insert(argv.end(), {"/usr/bin/setpriv", fmt::format("--reuid={}", policy.drop_to->first),
                              fmt::format("--regid={}", policy.drop_to->second), "--clear-groups", "--inh-caps=-all",
                              "--bounding-set=-all", "--"});

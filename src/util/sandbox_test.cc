@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "util/sandbox_limits.h"
+#include "util/subprocess.h"
+
 namespace kforge {
 namespace {
 
@@ -43,6 +46,36 @@ TEST(Sandbox, DropsToTheUnprivilegedUidBeforeTheCommand) {
   auto argv = sandboxed_command("/usr/bin/bwrap", policy, {"python3"});
   EXPECT_TRUE(has_sequence(argv, {"--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                   "--inh-caps=-all", "--bounding-set=-all", "--", "python3"}));
+}
+
+TEST(Sandbox, TheTmpfsHaveAnInodeCountAndTheTasksALimitAsRoot) {
+  SandboxPolicy policy;
+  policy.drop_to = HostIds{65534, 65534};
+  auto argv = sandboxed_command("/usr/bin/bwrap", policy, {"python3"});
+  const std::string inodes = std::to_string(kSandboxInodes);
+  EXPECT_TRUE(has_sequence(argv, {"--", "/bin/sh", "-c",
+                                  "mount -o remount,nr_inodes=" + inodes + " /tmp && mount -o remount,nr_inodes=" +
+                                      inodes + " /dev/shm && exec \"$@\"",
+                                  "sh", "/usr/bin/prlimit",
+                                  "--nproc=" + std::to_string(kSandboxTasks) + ":" + std::to_string(kSandboxTasks),
+                                  "--", "/usr/bin/setpriv"}));
+}
+
+TEST(Sandbox, InodeAndTaskCountsHoldInsideARealSandbox) {
+  if (geteuid() != 0) GTEST_SKIP() << "the counts are set where kforge runs as root";
+  auto bwrap = usable_bwrap();
+  if (!bwrap) GTEST_SKIP() << "bubblewrap is not usable here";
+  SandboxPolicy policy;
+  policy.drop_to = sandbox_ids(std::nullopt);
+  const std::string past = std::to_string(kSandboxInodes + 1000);
+  auto r = run_command(sandboxed_command(*bwrap, policy,
+                                         {"/bin/sh", "-c", "cd /tmp && seq 1 " + past +
+                                                               " | xargs touch 2>/dev/null; ls | wc -l; "
+                                                               "grep 'Max processes' /proc/self/limits"}),
+                       std::chrono::seconds(120));
+  EXPECT_NE(r.output.find(std::to_string(kSandboxInodes - 1) + "\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Max processes             " + std::to_string(kSandboxTasks)), std::string::npos)
+      << r.output;
 }
 
 TEST(Sandbox, FoldersOnTheWayToAMountAreMadePassable) {

@@ -43,6 +43,11 @@ def main(argv=None) -> int:
 
     from kforge_worker import protocol
 
+    if args.role == "candidate":
+        # Before anything of the candidate's runs: no keyring channel to a later candidate (keyrings.py).
+        from kforge_worker import keyrings
+
+        keyrings.refuse()
     try:
         import torch  # noqa: F401  (every command needs it)
     except Exception as exc:  # the interpreter lacks torch, or torch is broken: the machine's problem

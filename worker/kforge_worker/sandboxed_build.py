@@ -35,6 +35,10 @@ import tempfile
 import time
 
 MAX_SOURCE_BYTES = 4 << 20
+# What one evaluation may install into the shared cache (its builds that were not cache hits): one
+# candidate's requests must not fill the disk (the cache as a whole has a budget too, build_store.py).
+MAX_INSTALLS = 8
+MAX_INSTALL_BYTES = 512 << 20
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _CXX_WITH_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kforge-g++")
 
@@ -87,8 +91,11 @@ def _read_result(path: str, limit: int = 1 << 30) -> bytes:
         raise BuildFailed(f"the build produced no {os.path.basename(path)}: {e.strerror}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        if not (st.st_mode & 0o170000 == 0o100000) or st.st_size > limit:
-            raise BuildFailed(f"the build's {os.path.basename(path)} is not a regular file under {limit} bytes")
+        if not st.st_mode & 0o170000 == 0o100000:
+            raise BuildFailed(f"the build's {os.path.basename(path)} is not a regular file")
+        if st.st_size > limit:
+            raise BuildFailed(f"the build's {os.path.basename(path)} ({st.st_size >> 20} MiB) is larger than the "
+                              f"evaluation's build quota has left ({limit >> 20} MiB)")
         return f.read()
 
 
@@ -119,6 +126,56 @@ def empty(folder: str) -> None:
         raise BuildFailed(f"the build folder could not be emptied for the build as written: {e}") from None
 
 
+def _quota(req: dict) -> int:
+    """The most bytes this build may install: what the evaluation's build quota has left (main puts
+    kforge's quota in the request); raises BuildFailed where it is spent. Called once a build is known
+    not to be a cache hit, which costs nothing."""
+    quota = req.get("kforge_quota")
+    if not isinstance(quota, _Quota):
+        return 1 << 30
+    quota.check()
+    left = quota.bytes_left()
+    return min(left, 1 << 30) if left is not None else 1 << 30
+
+
+def _keep_within_budget(installed: str) -> None:
+    """Evicts the least recently used entries of the shared cache past its budget (build_store)."""
+    from kforge_kernels import native, inline_cache
+    from kforge_worker import build_store
+
+    build_store.evict(native.cache_dir(), os.path.dirname(inline_cache.entry_dir("x")), build_store.budget_bytes(),
+                      keep=(installed,))
+
+
+class _Quota:
+    """What the evaluation's builds installed so far, in a file kforge names in each request (in the
+    worker's root, which no sandbox sees); without one, no per-evaluation quota."""
+
+    def __init__(self, path):
+        self.path = path if isinstance(path, str) and path else None
+        self.installs, self.bytes = 0, 0
+        if self.path and os.path.exists(self.path):
+            with open(self.path) as f:
+                spent = json.load(f)
+            self.installs, self.bytes = int(spent["installs"]), int(spent["bytes"])
+
+    def bytes_left(self):
+        return max(0, MAX_INSTALL_BYTES - self.bytes) if self.path else None
+
+    def check(self) -> None:
+        if self.path and self.installs >= MAX_INSTALLS:
+            raise BuildFailed(f"the evaluation's build quota is spent: {self.installs} libraries built, the most "
+                              f"one evaluation may install into the shared cache")
+        if self.path and self.bytes >= MAX_INSTALL_BYTES:
+            raise BuildFailed(f"the evaluation's build quota is spent: {self.bytes >> 20} MiB installed, the most "
+                              f"one evaluation may install into the shared cache")
+
+    def spend(self, nbytes: int) -> None:
+        if self.path:
+            self.installs, self.bytes = self.installs + 1, self.bytes + nbytes
+            _install(json.dumps({"installs": self.installs, "bytes": self.bytes}).encode(), self.path)
+
+
 def _strings(value, what: str) -> list:
     if isinstance(value, str):
         value = [value]
@@ -144,6 +201,7 @@ def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> di
     lib_path = os.path.join(root, key + ".so")
     if os.path.exists(lib_path):
         return {"key": key, "path": lib_path, "hit": True, "log": ""}
+    limit = _quota(req)
     src_name = name + ".cpp"
     with open(os.path.join(build_dir, src_name), "w", encoding="utf-8") as f:
         f.write(source)
@@ -153,9 +211,12 @@ def build_native(req: dict, sandbox: list, build_dir: str, timeout: float) -> di
     if r.returncode != 0:
         first = next((ln for ln in (r.stdout + r.stderr).splitlines() if "error" in ln), "")
         raise BuildFailed(f"C++ compilation failed (exit {r.returncode}): {first.strip()}", log)
-    _install(_read_result(os.path.join(build_dir, "lib.so")), lib_path)
-    _install(source.encode(), lib_path[:-3] + ".cpp")
-    return {"key": key, "path": lib_path, "hit": False, "log": log}
+    lib = _read_result(os.path.join(build_dir, "lib.so"), limit)
+    # Only the library: the source stays out of the shared cache, where a later candidate could read
+    # back what this one wrote into it.
+    _install(lib, lib_path)
+    _keep_within_budget(lib_path)
+    return {"key": key, "path": lib_path, "hit": False, "log": log, "bytes": len(lib)}
 
 
 # The sandboxed half of a load_inline build (inline_plan wrote the folder): ninja starts first and
@@ -224,6 +285,7 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     final_dir = inline_cache.entry_dir(name)
     if inline_cache.complete(final_dir, name):
         return {"key": key, "path": final_dir, "name": name, "hit": True, "log": ""}
+    limit = _quota(req)
     run_params = dict(params, name=name, build_directory=build_dir, verbose=True)
     # The sandbox shows folders at their real paths; the interpreter keeps its name (its venv).
     python = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
@@ -248,7 +310,7 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
     if r.returncode != 0:
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), "")
         raise BuildFailed(f"load_inline build failed: {first.strip()}", log)
-    lib = _read_result(os.path.join(build_dir, name + ".so"))
+    lib = _read_result(os.path.join(build_dir, name + ".so"), limit)
     staging = tempfile.mkdtemp(dir=os.path.dirname(final_dir), prefix=".install-")
     try:
         with open(os.path.join(staging, name + ".so"), "wb") as f:
@@ -257,9 +319,10 @@ def build_load_inline(req: dict, sandbox: list, build_dir: str, timeout: float) 
         publish(staging, final_dir, lambda: inline_cache.complete(final_dir, name))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    _keep_within_budget(final_dir)
     precompiled, made = pch_builder.make_wanted(build_dir, _run, sandbox, python,
                                                 max(1.0, min(300.0, deadline - time.monotonic())))
-    reply = {"key": key, "path": final_dir, "name": name, "hit": False, "log": log + made}
+    reply = {"key": key, "path": final_dir, "name": name, "hit": False, "log": log + made, "bytes": len(lib)}
     if precompiled:
         reply["precompiled_headers"] = precompiled
     if params.get("cuda_sources"):
@@ -285,6 +348,9 @@ def _warm() -> None:
 
 
 def main() -> int:
+    from kforge_worker import keyrings
+
+    keyrings.refuse()  # inherited by the compilers it runs for a candidate (keyrings.py)
     reply_fd = int(os.environ.get("KFORGE_RESPONSE_FD", "3"))
     warm = "--warm" in sys.argv[1:]
     if warm:
@@ -294,12 +360,16 @@ def main() -> int:
         return 0
     try:
         msg = json.loads(line)
-        req = msg["request"]
+        req = dict(msg["request"])
+        quota = _Quota(msg.get("quota_file"))
+        req["kforge_quota"] = quota  # kforge's, over whatever the candidate's request held
         builder = BUILDERS.get(req.get("kind"))
         if builder is None:
             raise BuildFailed(f"unknown build kind {req.get('kind')!r}")
         reply = dict(builder(req, list(msg.get("sandbox") or []), msg["build_dir"], float(msg.get("timeout", 600))),
                      ok=True, warm_builder=warm)
+        if not reply.get("hit"):
+            quota.spend(int(reply.get("bytes", 0)))
     except BuildFailed as e:
         reply = {"ok": False, "error": str(e), "log": e.log[-200000:]}
     except Exception as e:  # a malformed request: the candidate sent it

