@@ -57,7 +57,7 @@ void BenchProgress::finished(const std::string& name, bool correct, const std::s
     started_at_.erase(it);
   }
   // The summary quotes what the candidate printed: no escape sequence of its reaches the terminal.
-  std::string line = fmt::format("{}: {} ({})", name, terminal_text(summary), status_text());
+  std::string line = fmt::format("{}: {} ({})", name, terminal_line(summary), status_text());
   if (live_) {
     fmt::print(stderr, "\r\033[K[bench] {}\n", line);
     redraw();
@@ -67,7 +67,7 @@ void BenchProgress::finished(const std::string& name, bool correct, const std::s
 }
 
 void BenchProgress::event(const std::string& text) {
-  const std::string message = terminal_text(text);
+  const std::string message = terminal_line(text);
   std::lock_guard lock(mutex_);
   if (live_) {
     fmt::print(stderr, "\r\033[K[bench] {}\n", message);

@@ -86,11 +86,15 @@ std::string summarize(const EvalResult& r) {
   const EvalView v = EvalView::decode(r.doc);
   std::string out = fmt::format("status: {}   target: {}   device: {}\n", r.status(), v.target, v.device);
   if (v.error) {
-    out += fmt::format("error: {}\n", v.error->message);
+    // A message of several lines (the candidate's exception text) continues set off like its log.
+    std::string message = terminal_text(v.error->message);
+    for (std::size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 5))
+      message.replace(at, 1, "\n  | ");
+    out += fmt::format("error: {}\n", message);
     // The candidate's own output, set off from kforge's lines: a line in it that reads like a
     // verdict cannot pass for one.
     std::string line;
-    for (std::istringstream log(v.error->log); std::getline(log, line);) out += "  | " + line + "\n";
+    for (std::istringstream log(terminal_text(v.error->log)); std::getline(log, line);) out += "  | " + line + "\n";
     if (!v.error->log_path.empty()) out += fmt::format("full log: {}\n", v.error->log_path);
   }
   const CorrectnessView& c = v.correctness;

@@ -35,7 +35,7 @@ void Progress::set_tokens(std::int64_t tokens) {
 }
 
 void Progress::event(const std::string& text) {
-  const std::string message = terminal_text(text);  // events quote candidates' errors
+  const std::string message = terminal_line(text);  // events quote candidates' errors
   std::lock_guard lock(mutex_);
   if (!live_) {
     spdlog::info("{}", message);

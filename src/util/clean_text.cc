@@ -78,6 +78,13 @@ std::string terminal_text(std::string_view text) {
   return out;
 }
 
+std::string terminal_line(std::string_view text) {
+  std::string out = terminal_text(text);
+  for (char& c : out)
+    if (c == '\n' || c == '\t') c = ' ';
+  return out;
+}
+
 std::string markdown_text(std::string_view text) {
   static constexpr std::string_view kSpecial = "\\`*[]<>!|&";
   std::string out;

@@ -15,6 +15,10 @@ namespace kforge {
 // it ends one. Printable text, UTF-8 included, is kept as it is.
 std::string terminal_text(std::string_view text);
 
+// terminal_text(text) on one line (newlines and tabs become spaces), for progress lines: a line
+// break in a candidate's text must not start a line that reads as kforge's own.
+std::string terminal_line(std::string_view text);
+
 // `text` (terminal_text first) for the running text of a Markdown document, e.g. a table cell:
 // the characters that make HTML, entities, images, links, code or a cell boundary
 // (`\ ` * [ ] < > ! | &`) are escaped (an underscore inside a name such as 01_relu makes no

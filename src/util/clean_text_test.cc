@@ -23,6 +23,10 @@ TEST(CleanText, TerminalTextDropsEscapeSequencesAndControls) {
   EXPECT_EQ(terminal_text("ends with ESC\x1b"), "ends with ESC");
 }
 
+TEST(CleanText, TerminalLineKeepsCandidateTextOnOneLine) {
+  EXPECT_EQ(terminal_line(kFakeVerdict), "boom status: correct   speedup 9.9x ");
+}
+
 TEST(CleanText, NothingTerminalTextKeepsCanControlTheTerminal) {
   std::string all;
   for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
