@@ -1,3 +1,4 @@
+#include "util/clean_text.h"
 #include "bench/bench_progress.h"
 
 #include <cmath>
@@ -55,7 +56,8 @@ void BenchProgress::finished(const std::string& name, bool correct, const std::s
     ++finished_here_;
     started_at_.erase(it);
   }
-  std::string line = fmt::format("{}: {} ({})", name, summary, status_text());
+  // The summary quotes what the candidate printed: no escape sequence of its reaches the terminal.
+  std::string line = fmt::format("{}: {} ({})", name, terminal_line(summary), status_text());
   if (live_) {
     fmt::print(stderr, "\r\033[K[bench] {}\n", line);
     redraw();
@@ -64,7 +66,8 @@ void BenchProgress::finished(const std::string& name, bool correct, const std::s
   }
 }
 
-void BenchProgress::event(const std::string& message) {
+void BenchProgress::event(const std::string& text) {
+  const std::string message = terminal_line(text);
   std::lock_guard lock(mutex_);
   if (live_) {
     fmt::print(stderr, "\r\033[K[bench] {}\n", message);

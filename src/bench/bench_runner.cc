@@ -91,6 +91,9 @@ class Runner {
       }
       // The problem has no more evaluations in this bench: its kept reference only holds memory.
       if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
+      // Ctrl-C ends the waits of an evaluation in flight early (util/interrupt.h): what it returned is
+      // abandoned, and the problem stays unfinished for `--resume`.
+      if (cancelled()) return;
       if (!done) continue;
       if (row.outcome.value("status", "") == status::kEnvironmentError) {
         // Every other problem would fail the same way. Left undone: `--resume` on a fixed machine does it.

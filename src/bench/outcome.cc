@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eval/eval_result.h"
+#include "eval/speed_claim.h"
 #include "eval/timing_stats.h"
 #include "loop/speed_compare.h"
 
@@ -37,6 +38,17 @@ void add_stability(json& o, const json& spread) {
   o["unstable"] = worst && *worst > kUnstableIqrRel;
 }
 
+// The speed claim's verdict ("faster" only where every interval is above 1) and each interval,
+// which the reports show beside the point estimates.
+void add_claim(json& o, const json& claim) {
+  o["speed_verdict"] = claim.value("verdict", "");
+  for (const char* b : {"eager", "compile"}) {
+    const json s = claim.value(std::string("vs_") + b, json());
+    if (s.is_object() && s.value("rounds", 0) > 0)
+      o[std::string("speedup_vs_") + b + "_ci"] = json::array({s.value("ci_low", 0.0), s.value("ci_high", 0.0)});
+  }
+}
+
 }  // namespace
 
 json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
@@ -53,6 +65,8 @@ json outcome_from_evaluation(const json& doc, std::int64_t evaluation_id) {
             {"evaluation_id", evaluation_id},
             {"message", ""}};
   if (auto f = loop::sol_fraction(doc); f && correct) o["sol_pct"] = 100.0 * *f;
+  // The claim every output makes about its speed (eval/speed_claim.h): intervals and verdict.
+  if (correct) add_claim(o, speed_claim(doc).to_json());
   // Library calls the target allows and the candidate kept (a GEMM before its own epilogue).
   if (doc.contains("library_calls") && doc["library_calls"].is_object()) {
     o["library_calls"] = doc["library_calls"].value("operators", json::array());
@@ -99,6 +113,7 @@ json outcome_from_run(const json& s) {
             {"message", correct ? fmt::format("best {}; stopped: {}", best.value("step", ""), s.value("stop_reason", ""))
                                 : first_line(s.value("verdict", ""))}};
   add_stability(o, correct ? best.value("timing_spread", json::object()) : json::object());
+  if (correct && best.contains("speed_claim")) add_claim(o, best["speed_claim"]);
   if (correct && best.contains("torch")) o["torch"] = best["torch"];
   json by_round = json::array();
   for (const auto& r : s.value("best_by_round", json::array())) by_round.push_back(r.value("speedup_vs_eager", json()));

@@ -111,6 +111,8 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Co
                                 : fs::absolute(o.out_dir).string();
   // Stored again with the output directory (the bench id is only known now).
   store.set_bench_options(id, bench::to_json(o));
+  // The command line it was started with, which a resumed bench's report keeps.
+  store.set_bench_status(id, "running", {{"environment", {{"command_line", provenance()["command_line"]}}}});
   return id;
 }
 
@@ -125,10 +127,15 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   const std::int64_t resume = a.resume.empty() ? 0 : parse_id_of_kind(a.resume, IdKind::kBench);
   std::int64_t id = resume;
   double prior_wall = 0;
+  json started_with, resumed_with = json::array();  // command lines: the first, and each --resume
   if (id > 0) {
     auto b = store.bench(id);
     if (!b) throw InputError(fmt::format("no bench {} in {}", id, db.string()));
     if (b->summary.is_object()) prior_wall = b->summary.value("wall_seconds", 0.0);
+    if (b->summary.is_object() && b->summary.contains("environment") && b->summary["environment"].is_object()) {
+      started_with = b->summary["environment"].value("command_line", json());
+      resumed_with = b->summary["environment"].value("resumed_with", json::array());
+    }
     for (const auto& p : store.bench_problems(id))
       if (p.status != "done" && (!fs::is_regular_file(p.problem) || sha256_hex(read_file(p.problem)) != p.problem_sha256))
         throw InputError(fmt::format("{} changed or vanished since bench {} started; start a new bench", p.problem, id));
@@ -203,8 +210,13 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
                              opt.mode == "llm" ? opt.run.llm : "candidates from " + opt.candidates_dir, opt.jobs, id));
   bench::BenchOutcome outcome = bench::run_bench(ctx);
   progress.finish();
-  store.set_bench_status(id, outcome.status,
-                         {{"wall_seconds", outcome.wall_seconds}, {"environment", environment(e.python)}});
+  json env = environment(e.python);
+  if (resume > 0 && started_with.is_array()) {  // the report names the bench's own settings, not the resume
+    resumed_with.push_back(env["command_line"]);
+    env["command_line"] = started_with;
+    env["resumed_with"] = resumed_with;
+  }
+  store.set_bench_status(id, outcome.status, {{"wall_seconds", outcome.wall_seconds}, {"environment", env}});
 
   json doc = bench::build_bench_report(store, id);
   auto written = write_bench_reports(doc, opt.out_dir);

@@ -1,10 +1,14 @@
 #include "cli/cli_docs.h"
 
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/exit_codes.h"
+#include "util/paths.h"
 
 namespace kforge {
 
@@ -27,7 +31,9 @@ std::vector<std::string> option_names(const CLI::Option& o) {
   return names;
 }
 
-bool takes_value(const CLI::Option& o) { return o.get_type_size() != 0; }
+// A flag (--help, --no-timing) takes no value; CLI11 gives a flag a type size, so ask how many
+// values it expects instead.
+bool takes_value(const CLI::Option& o) { return o.get_expected_min() > 0 && o.get_type_size() != 0; }
 
 // Every command path under `app` ("eval", "llm", "llm ping"), depth first, with its App.
 void walk(const CLI::App& app, const std::string& prefix, std::vector<std::pair<std::string, const CLI::App*>>& out) {
@@ -64,13 +70,15 @@ std::string zsh_text(std::string s) {
   return out;
 }
 
-std::string zsh_option_specs(const CLI::App& app, const std::string& indent) {
+std::string zsh_option_specs(const CLI::App& app, const std::string& indent, const std::vector<std::string>& targets) {
   std::string out;
   for (const CLI::Option* o : named_options(app)) {
     const std::string desc = zsh_text(o->get_description());
+    const bool target = o->check_lname("target") && !targets.empty();
+    const std::string action = target ? fmt::format("({})", fmt::join(targets, " ")) : "_files";
     for (const auto& n : option_names(*o))
       out += fmt::format("{}'{}[{}]{}' \\\n", indent, n, desc,
-                         takes_value(*o) ? ":" + zsh_text(o->get_type_name().empty() ? "value" : o->get_type_name()) + ":_files" : "");
+                         takes_value(*o) ? ":" + zsh_text(o->get_type_name().empty() ? "value" : o->get_type_name()) + ":" + action : "");
   }
   return out;
 }
@@ -112,7 +120,7 @@ std::string synopsis(const CLI::App& cmd) {
 
 }  // namespace
 
-std::string bash_completion(const CLI::App& app) {
+std::string bash_completion(const CLI::App& app, const std::vector<std::string>& targets) {
   std::vector<std::pair<std::string, const CLI::App*>> commands;
   walk(app, "", commands);
   std::string cases;
@@ -131,7 +139,9 @@ _kforge() {{
     case $path in
 {cases}    esac
   done
-  if [[ $cur == -* ]]; then
+  if [[ $prev == --target || $prev == -t ]]; then
+    COMPREPLY=($(compgen -W "{targets}" -- "$cur"))
+  elif [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$options $global" -- "$cur"))
   elif [[ -n $subcommands && ( -z $path || $prev == "${{path##* }}" ) ]]; then
     COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
@@ -142,10 +152,10 @@ _kforge() {{
 complete -o filenames -o bashdefault -F _kforge kforge
 )",
                      fmt::arg("global", joined_names(app)), fmt::arg("top", joined_subcommands(app)),
-                     fmt::arg("cases", cases));
+                     fmt::arg("cases", cases), fmt::arg("targets", fmt::format("{}", fmt::join(targets, " "))));
 }
 
-std::string zsh_completion(const CLI::App& app) {
+std::string zsh_completion(const CLI::App& app, const std::vector<std::string>& targets) {
   std::vector<std::pair<std::string, const CLI::App*>> commands;
   walk(app, "", commands);
   std::string described;
@@ -157,7 +167,7 @@ std::string zsh_completion(const CLI::App& app) {
     for (const CLI::App* s : visible_subcommands(*cmd))
       subs += fmt::format(" '{}:{}'", s->get_name(), zsh_text(s->get_description()));
     cases += fmt::format("    \"{}\")\n      _arguments \\\n{}        {}\n      ;;\n", path,
-                         zsh_option_specs(*cmd, "        "),
+                         zsh_option_specs(*cmd, "        ", targets),
                          subs.empty() ? "'*:file:_files'" : fmt::format("'*:command:(({}))'", subs));
   }
   return fmt::format(R"(#compdef kforge
@@ -182,7 +192,7 @@ _kforge() {{
 }}
 _kforge "$@"
 )",
-                     fmt::arg("described", described), fmt::arg("global", zsh_option_specs(app, "        ")),
+                     fmt::arg("described", described), fmt::arg("global", zsh_option_specs(app, "        ", targets)),
                      fmt::arg("cases", cases), fmt::arg("known", [&] {
                        std::string k;
                        for (const auto& [path, cmd] : commands) k += (k.empty() ? "      \"" : "|\"") + path + "\"";
@@ -218,13 +228,19 @@ std::string man_page(const CLI::App& app, const std::string& version) {
 
 void register_docs_commands(CLI::App& app, const std::string& version, int* exit_code) {
   auto shell = std::make_shared<std::string>();
-  CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)")->group("");
+  CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
   completion->add_option("shell", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
   completion->callback([&app, shell, exit_code] {
-    fmt::print("{}", *shell == "bash" ? bash_completion(app) : zsh_completion(app));
+    // --target completes the bundled targets' names (a folder each under the data directory).
+    std::vector<std::string> targets;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(data_dir() / "targets", ec))
+      if (e.is_directory() && std::filesystem::exists(e.path() / "target.toml")) targets.push_back(e.path().filename());
+    std::sort(targets.begin(), targets.end());
+    fmt::print("{}", *shell == "bash" ? bash_completion(app, targets) : zsh_completion(app, targets));
     *exit_code = kExitOk;
   });
-  CLI::App* man = app.add_subcommand("man", "Print the kforge(1) man page (roff)")->group("");
+  CLI::App* man = app.add_subcommand("man", "Print the kforge(1) man page (roff)");
   man->callback([&app, version, exit_code] {
     fmt::print("{}", man_page(app, version));
     *exit_code = kExitOk;

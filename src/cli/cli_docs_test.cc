@@ -50,10 +50,29 @@ TEST_F(CliDocs, InternalFlagsStayOutOfCompletionsAndManPage) {
   EXPECT_EQ(man_page(app_, "kforge 9.9.9").find("relay\\-evaluations"), std::string::npos);
 }
 
-TEST_F(CliDocs, HiddenCommandsStayOutOfTheCompletions) {
+TEST_F(CliDocs, CompletionAndManAreListedAsCommands) {
   const std::string bash = bash_completion(app_);
-  EXPECT_EQ(bash.find("completion man"), std::string::npos);
-  EXPECT_NE(bash.find("subcommands=\"eval targets llm run report bench profile doctor\""), std::string::npos) << bash;
+  EXPECT_NE(bash.find("subcommands=\"eval targets llm run report bench profile doctor completion man\""),
+            std::string::npos)
+      << bash;
+  EXPECT_NE(app_.help().find("completion"), std::string::npos);
+  EXPECT_NE(app_.help().find("man"), std::string::npos);
+}
+
+TEST_F(CliDocs, TargetCompletesTargetNamesNotFiles) {
+  const std::string bash = bash_completion(app_, {"cpu", "cuda"});
+  EXPECT_NE(bash.find("if [[ $prev == --target || $prev == -t ]]; then\n    COMPREPLY=($(compgen -W \"cpu cuda\""),
+            std::string::npos)
+      << bash;
+  EXPECT_NE(zsh_completion(app_, {"cpu", "cuda"}).find("'--target[Target platform (see `kforge targets`)]:TEXT:(cpu cuda)'"),
+            std::string::npos);
+}
+
+TEST_F(CliDocs, ManPageShowsFlagsWithoutAValue) {
+  const std::string man = man_page(app_, "kforge 9.9.9");
+  EXPECT_NE(man.find(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\n"), std::string::npos) << man.substr(0, 2000);
+  EXPECT_EQ(man.find("\\-\\-no\\-timing\\fR \\fI"), std::string::npos);
+  EXPECT_NE(man.find("\\-\\-trials\\fR \\fIINT"), std::string::npos);
 }
 
 TEST_F(CliDocs, ManPageIsRoff) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/clean_text.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "cli/exit_codes.h"
@@ -86,10 +87,10 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
     result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
     if (result.status() == status::kProblemError)
-      fmt::print(stderr, "kforge: problem error: {}\n", result.doc["error"].value("message", ""));
+      fmt::print(stderr, "kforge: problem error: {}\n", terminal_text(result.doc["error"].value("message", "")));
     if (result.status() == status::kEnvironmentError)
       fmt::print(stderr, "kforge: environment error: {}\n(`kforge doctor` checks this machine)\n",
-                 result.doc["error"].value("message", ""));
+                 terminal_text(result.doc["error"].value("message", "")));
     if (n > 1) fmt::print(a.out.text(), "== {}/{}: {}\n", i + 1, n, opt.candidate.string());
     fmt::print(a.out.text(), "{}\n", summarize(result));
     exit_code = std::max(exit_code, result.exit_code());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/clean_text.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -81,7 +82,7 @@ int run_report(const ReportArgs& a, const GlobalOptions& global) {
     std::ofstream file(a.out);
     if (!(file << r.text)) throw InputError(fmt::format("cannot write {}", a.out));
   } else if (!out.json_on_stdout()) {
-    fmt::print("{}", r.text);
+    fmt::print("{}", terminal_text(r.text));  // reports quote candidates' errors, output and sources
   }
   return kExitOk;
 }

@@ -1,6 +1,8 @@
+#include "util/clean_text.h"
 #include "eval/eval_result.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,6 +10,7 @@
 #include "eval/eval_view.h"
 #include "eval/library_share.h"
 #include "eval/memory_ledger.h"
+#include "eval/speed_claim.h"
 #include "eval/timing_stats.h"
 #include "util/provenance.h"
 
@@ -76,8 +79,6 @@ std::string memory_line(const nlohmann::json& doc) {
   return out + "\n";
 }
 
-// "1.23x" or "-".
-std::string times(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "-"; }
 
 }  // namespace
 
@@ -85,13 +86,19 @@ std::string summarize(const EvalResult& r) {
   const EvalView v = EvalView::decode(r.doc);
   std::string out = fmt::format("status: {}   target: {}   device: {}\n", r.status(), v.target, v.device);
   if (v.error) {
-    out += fmt::format("error: {}\n", v.error->message);
-    const std::string& log = v.error->log;
-    if (!log.empty()) out += log + (log.back() == '\n' ? "" : "\n");
+    // A message of several lines (the candidate's exception text) continues set off like its log.
+    std::string message = terminal_text(v.error->message);
+    for (std::size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 5))
+      message.replace(at, 1, "\n  | ");
+    out += fmt::format("error: {}\n", message);
+    // The candidate's own output, set off from kforge's lines: a line in it that reads like a
+    // verdict cannot pass for one.
+    std::string line;
+    for (std::istringstream log(terminal_text(v.error->log)); std::getline(log, line);) out += "  | " + line + "\n";
     if (!v.error->log_path.empty()) out += fmt::format("full log: {}\n", v.error->log_path);
   }
   const CorrectnessView& c = v.correctness;
-  if (c.ran) {
+  if (c.ran && c.trials > 0) {  // a candidate that failed before any trial has no correctness line
     out += fmt::format("correctness: {}/{} trials passed, max abs error {:.3g}, max rel error {:.3g}", c.trials_passed,
                        c.trials, c.max_abs_error, c.max_rel_error);
     if (c.shapes_checked) out += fmt::format(", {} shape(s) checked", *c.shapes_checked);
@@ -106,14 +113,12 @@ std::string summarize(const EvalResult& r) {
     if (t.eager) out += fmt::format("eager:     {}\n", ms(t.eager));
     if (t.compile) out += fmt::format("compile:   {}\n", ms(t.compile));
     if (t.compile_error) out += fmt::format("compile baseline unavailable: {}\n", t.compile_error->substr(0, 200));
-    // The faster of the two baselines leads: beating eager alone is not beating PyTorch.
-    if (v.speedup_vs_eager || v.speedup_vs_compile) {
-      const bool compile_wins =
-          v.speedup_vs_compile && (!v.speedup_vs_eager || *v.speedup_vs_compile < *v.speedup_vs_eager);
-      out += fmt::format("speedup vs the faster baseline ({}): {}   vs eager: {}   vs torch.compile: {}",
-                         compile_wins ? "torch.compile" : "eager",
-                         times(compile_wins ? v.speedup_vs_compile : v.speedup_vs_eager), times(v.speedup_vs_eager),
-                         times(v.speedup_vs_compile));
+    // The claim every output makes (eval/speed_claim.h): the faster baseline first, each speedup
+    // with its interval, the fraction of speed of light, and what the intervals allow to conclude.
+    const SpeedClaim claim = speed_claim(r.doc);
+    if (claim.vs_faster) {
+      out += fmt::format("speedup: {}\n", claim.figures());
+      out += fmt::format("verdict: {} — {}", claim.verdict_name(), claim.advice());
     }
     out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
     if (auto worst = max_iqr_rel(r.doc); worst && *worst > kUnstableIqrRel)
@@ -126,7 +131,7 @@ std::string summarize(const EvalResult& r) {
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
   out += memory_line(r.doc);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
-  return out;
+  return terminal_text(out);  // errors, logs and messages quote the candidate
 }
 
 }  // namespace kforge

@@ -28,10 +28,38 @@ TEST(Summarize, LeadsWithTheFasterBaselineAndShowsEachSpread) {
   EvalResult r{timed({1.0, 1.0, 1.02, 1.04, 1.05}, {1.7, 1.7, 1.7, 1.7, 1.7}, {0.9, 0.9, 0.9, 0.9, 0.9})};
   std::string s = summarize(r);
   EXPECT_NE(s.find("candidate: 1.02 ms (p25-p75 1-1.04 ms, IQR 3.9% of the median, 5 reps)"), std::string::npos) << s;
-  EXPECT_NE(s.find("speedup vs the faster baseline (torch.compile): 0.90x   vs eager: 1.70x   vs torch.compile: 0.90x"),
+  EXPECT_NE(s.find("speedup: 0.90x (no interval) vs torch.compile (the faster baseline), 1.70x (no interval) vs eager; "
+                   "no speed-of-light figure"),
             std::string::npos)
       << s;
+  EXPECT_NE(s.find("verdict: inconclusive"), std::string::npos) << s;
   EXPECT_EQ(s.find("unstable"), std::string::npos) << s;
+}
+
+// The figures a verdict rests on: each interval, the % of speed of light, and, when an interval
+// includes 1, the advice to measure again (never "keep using PyTorch").
+TEST(Summarize, ShowsTheIntervalsTheSpeedOfLightAndWhatTheyAllow) {
+  json doc = timed({1.0, 1.0, 1.0, 1.0, 1.0}, {1.4, 1.4, 1.4, 1.4, 1.4}, {1.4, 1.4, 1.4, 1.4, 1.4});
+  doc["speedup"] = {{"vs_eager", {{"point", 2.1}, {"ci_low", 1.9}, {"ci_high", 2.3}, {"rounds", 5}}},
+                    {"vs_compile", {{"point", 1.43}, {"ci_low", 0.82}, {"ci_high", 1.54}, {"rounds", 5}}}};
+  doc["sol"] = {{"fraction", 0.0624}};
+  std::string s = summarize(EvalResult{doc});
+  EXPECT_NE(s.find("speedup: 1.43x [0.82, 1.54] vs torch.compile (the faster baseline), 2.10x [1.90, 2.30] vs eager "
+                   "(95% confidence intervals); 6.24% of speed of light"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("verdict: inconclusive — "), std::string::npos) << s;
+  EXPECT_NE(s.find("Measure again"), std::string::npos) << s;
+  EXPECT_EQ(s.find("Keep using PyTorch"), std::string::npos) << s;
+  doc["speedup"]["vs_compile"]["ci_low"] = 1.2;
+  EXPECT_NE(summarize(EvalResult{doc}).find("verdict: faster — "), std::string::npos);
+}
+
+// A candidate that failed before any trial shows no "0/0 trials passed" line.
+TEST(Summarize, AFailureBeforeAnyTrialHasNoCorrectnessLine) {
+  json doc = {{"status", "runtime_error"}, {"error", {{"kind", "runtime_error"}, {"message", "boom"}}},
+              {"correctness", {{"trials", 0}, {"trials_passed", 0}}}};
+  EXPECT_EQ(summarize(EvalResult{doc}).find("0/0"), std::string::npos);
 }
 
 TEST(Summarize, MarksAnUnstableTimingAndWarns) {

@@ -5,15 +5,14 @@
 #include <thread>
 
 #include "llm/errors.h"
+#include "util/interrupt.h"
 
 namespace kforge::llm {
 
 static_assert(std::atomic<bool>::is_always_lock_free, "the SIGINT handler needs a lock-free flag");
 
-CancelFlag& global_cancel_flag() {
-  static CancelFlag flag{false};
-  return flag;
-}
+// One flag with the waits outside the LLM clients (util/interrupt.h).
+CancelFlag& global_cancel_flag() { return interrupt_flag(); }
 
 namespace {
 

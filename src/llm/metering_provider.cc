@@ -20,4 +20,8 @@ Response MeteringProvider::complete(const Request& request) {
   return response;
 }
 
+void MeteringProvider::answered_from_store(const Request& request, const Response& response) {
+  inner_->answered_from_store(request, response);
+}
+
 }  // namespace kforge::llm

@@ -16,6 +16,7 @@ class MeteringProvider : public Provider {
 
   Response complete(const Request& request) override;
   std::string name() const override { return inner_->name(); }
+  void answered_from_store(const Request& request, const Response& response) override;
 
  private:
   std::unique_ptr<Provider> inner_;

@@ -89,6 +89,11 @@ class Provider {
 
   // The spec this provider was built from, e.g. "openai:gpt-4o" or "replay:run.jsonl".
   virtual std::string name() const = 0;
+
+  // A resumed run took this call's reply from its store instead of asking: a replay consumes the
+  // entry it would have answered with (so the next request gets the next one, not the first), a
+  // recording writes it (so a transcript of a resumed run replays whole). Others ignore it.
+  virtual void answered_from_store(const Request& /*request*/, const Response& /*response*/) {}
 };
 
 // Canonical JSON forms. The *_from_json functions throw InputError naming the bad field.

@@ -20,6 +20,16 @@ RecordingProvider::RecordingProvider(std::unique_ptr<Provider> inner, const std:
 
 Response RecordingProvider::complete(const Request& request) {
   Response response = inner_->complete(request);
+  write(request, response);
+  return response;
+}
+
+void RecordingProvider::answered_from_store(const Request& request, const Response& response) {
+  inner_->answered_from_store(request, response);
+  write(request, response);
+}
+
+void RecordingProvider::write(const Request& request, const Response& response) {
   TranscriptEntry entry;
   entry.request = request;
   entry.response = response;
@@ -29,7 +39,6 @@ Response RecordingProvider::complete(const Request& request) {
   out_ << redact_secrets(encode_transcript_entry(entry)) << '\n';
   out_.flush();
   if (!out_) throw InputError(fmt::format("--record: cannot write {}", path_.string()));
-  return response;
 }
 
 }  // namespace kforge::llm

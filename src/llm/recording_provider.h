@@ -19,8 +19,11 @@ class RecordingProvider : public Provider {
 
   Response complete(const Request& request) override;
   std::string name() const override { return inner_->name(); }
+  void answered_from_store(const Request& request, const Response& response) override;
 
  private:
+  void write(const Request& request, const Response& response);
+
   std::unique_ptr<Provider> inner_;
   std::filesystem::path path_;
   std::mutex mutex_;

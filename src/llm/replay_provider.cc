@@ -19,6 +19,22 @@ std::size_t ReplayProvider::remaining() const {
   return static_cast<std::size_t>(std::count(used_.begin(), used_.end(), false));
 }
 
+void ReplayProvider::answered_from_store(const Request& request, const Response& /*response*/) {
+  const std::string key = request_key(request);
+  std::lock_guard lock(mutex_);
+  ++served_;
+  if (by_position_) {
+    if (next_position_ < entries_.size()) used_[next_position_++] = true;
+    return;
+  }
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (!used_[i] && entries_[i].key == key) {
+      used_[i] = true;
+      return;
+    }
+  }
+}
+
 Response ReplayProvider::complete(const Request& request) {
   const std::string key = request_key(request);
   std::lock_guard lock(mutex_);

@@ -22,6 +22,9 @@ class ReplayProvider : public Provider {
 
   Response complete(const Request& request) override;
   std::string name() const override { return "replay:" + path_.string(); }
+  // Marks the entry this request would be answered with as used (by position: the next one; by
+  // key: the first unused match, if any).
+  void answered_from_store(const Request& request, const Response& response) override;
 
   std::size_t remaining() const;  // entries not used yet
 

@@ -234,6 +234,58 @@ TEST(Replay, DuplicateRequestsAreServedInOrder) {
   EXPECT_EQ(provider.complete(ask("same")).text, "reply 1");
 }
 
+// A resumed run answers its finished calls from its store: the replay must then go on with the
+// entry after them, not start the transcript over (by position), nor serve a stored call's entry
+// again to a later request with the same key (by key).
+TEST(Replay, CallsAnsweredFromTheStoreConsumeTheirEntries) {
+  TempDir dir;
+  {
+    std::ofstream out(dir / "t.jsonl");
+    for (int i = 0; i < 3; ++i) {
+      TranscriptEntry e;
+      e.seq = i;
+      e.request = ask(i == 2 ? "question 0" : "question " + std::to_string(i));
+      e.key = request_key(e.request);
+      e.response.text = "reply " + std::to_string(i);
+      out << encode_transcript_entry(e) << "\n";
+    }
+  }
+  ReplayProvider by_position(dir / "t.jsonl", true);
+  by_position.answered_from_store(ask("question 0"), Response{});
+  by_position.answered_from_store(ask("question 1"), Response{});
+  EXPECT_EQ(by_position.complete(ask("question 0")).text, "reply 2");
+  EXPECT_EQ(by_position.remaining(), 0u);
+
+  ReplayProvider by_key(dir / "t.jsonl", false);
+  by_key.answered_from_store(ask("question 0"), Response{});
+  EXPECT_EQ(by_key.complete(ask("question 0")).text, "reply 2");
+  EXPECT_EQ(by_key.complete(ask("question 1")).text, "reply 1");
+}
+
+// A recording of a resumed run holds the calls taken from the store too, in order.
+TEST(Replay, RecordingWritesCallsAnsweredFromTheStore) {
+  TempDir dir;
+  {
+    std::ofstream out(dir / "t.jsonl");
+    TranscriptEntry e;
+    e.request = ask("question 1");
+    e.key = request_key(e.request);
+    e.response.text = "reply 1";
+    out << encode_transcript_entry(e) << "\n";
+  }
+  {
+    RecordingProvider recording(std::make_unique<ReplayProvider>(dir / "t.jsonl", false), dir / "rec.jsonl");
+    Response stored;
+    stored.text = "reply 0";
+    recording.answered_from_store(ask("question 0"), stored);
+    EXPECT_EQ(recording.complete(ask("question 1")).text, "reply 1");
+  }
+  auto entries = read_transcript(dir / "rec.jsonl");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].response.text, "reply 0");
+  EXPECT_EQ(entries[1].response.text, "reply 1");
+}
+
 TEST(Replay, MalformedTranscriptNamesTheLine) {
   TempDir dir;
   testing::write_file(dir / "t.jsonl", "{\"v\":1,\"request\":{\"messages\":[]},\"response\":{\"text\":\"a\"}}\n{\"v\":1,");

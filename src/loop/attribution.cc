@@ -1,6 +1,7 @@
 #include "loop/attribution.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 namespace kforge::loop {
@@ -8,15 +9,34 @@ namespace kforge::loop {
 using json = nlohmann::json;
 
 std::vector<int> cited_recommendations(const std::string& text) {
-  static const std::regex mention(R"((?:recommendations?|rec\.|#)\s*((?:\d+(?:\s*(?:,|and|&|\+)\s*)?)+))",
-                                  std::regex::icase);
-  static const std::regex number(R"(\d+)");
+  // A word that introduces recommendation numbers, then the numbers: lists ("1, 2 and 3", "#1, #4")
+  // and ranges ("1-3", "2 to 4"). A number followed by a letter ("2 accumulators" is fine, "4x" is
+  // not a citation) does not count.
+  static const std::regex mention(
+      R"((?:\brecommendations?|\brecs?\b\.?|\bitems?|\bappl(?:y|ies|ied|ying)(?:\s+(?:recommendations?|recs?\b\.?|items?))?|#)\s*)"
+      R"((#?\d+(?![\w])(?:\s*(?:,|\band\b|&|\+|/|-|–|—|\bto\b|\bthrough\b)\s*#?\d+(?![\w]))*))",
+      std::regex::icase);
+  static const std::regex piece(R"(\d+|-|–|—|\bto\b|\bthrough\b)", std::regex::icase);
   std::vector<int> out;
+  auto add = [&](int k) {
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  };
   for (auto it = std::sregex_iterator(text.begin(), text.end(), mention); it != std::sregex_iterator(); ++it) {
-    const std::string nums = (*it)[1].str();
-    for (auto n = std::sregex_iterator(nums.begin(), nums.end(), number); n != std::sregex_iterator(); ++n) {
-      int k = std::stoi(n->str());
-      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    const std::string list = (*it)[1].str();
+    int previous = -1;
+    bool range = false;
+    for (auto p = std::sregex_iterator(list.begin(), list.end(), piece); p != std::sregex_iterator(); ++p) {
+      const std::string token = p->str();
+      if (!std::isdigit(static_cast<unsigned char>(token[0]))) {
+        range = previous >= 0;
+        continue;
+      }
+      const int k = std::stoi(token);
+      if (range && k > previous && k - previous <= 50)
+        for (int i = previous + 1; i <= k; ++i) add(i);
+      else add(k);
+      previous = k;
+      range = false;
     }
   }
   return out;
@@ -42,7 +62,9 @@ json attribute_recommendations(const json& recommendations, const json& candidat
                                    {"decision", decision},
                                    {"vs_best", c.value("vs_best", json())},
                                    {"cited", names_it}});
-        if (decision == "accepted") row["paid_off"] = true;
+        // Credit only advice that was tried: a candidate citing nothing may have followed any of
+        // several recommendations, so it pays off none of them (unless there was only one).
+        if (decision == "accepted" && (names_it || items.size() == 1)) row["paid_off"] = true;
       }
       rows.push_back(row);
     }

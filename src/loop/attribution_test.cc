@@ -13,6 +13,24 @@ TEST(Attribution, FindsTheRecommendationsALineCites) {
   EXPECT_TRUE(cited_recommendations("Online softmax in one pass over 2 rows").empty());
 }
 
+TEST(Attribution, UnderstandsListsAndRangesAfterApply) {
+  EXPECT_EQ(cited_recommendations("Applies 1, 2 and 3"), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(cited_recommendations("Applied 1-3: tiles, vector loads, unrolling"), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(cited_recommendations("applying recommendations 2\u20134"), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(cited_recommendations("Recs 2 to 4, then #6"), (std::vector<int>{2, 3, 4, 6}));
+  EXPECT_EQ(cited_recommendations("Apply #1 and #3"), (std::vector<int>{1, 3}));
+  EXPECT_TRUE(cited_recommendations("Applies 4x unrolling").empty());
+}
+
+TEST(Attribution, ACandidateThatAppliedARangeIsCreditedForThoseOnly) {
+  json recs = {{"1", {"a", "b", "c", "d"}}};
+  json candidates = json::parse(R"([{"round": 1, "step": "r1.s0.a0", "idea": "Applied 1-3", "decision": "accepted"}])");
+  json rows = attribute_recommendations(recs, candidates);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(rows[i]["paid_off"].get<bool>()) << i;
+  EXPECT_TRUE(rows[3]["tried_by"].empty());
+  EXPECT_FALSE(rows[3]["paid_off"].get<bool>());
+}
+
 TEST(Attribution, LinksEachRecommendationToTheCandidateThatTriedItAndItsEffect) {
   json recs = {{"1", {"Vectorise the inner loop", "Fuse the bias", "Use two accumulators"}}};
   json candidates = json::parse(R"([
@@ -42,6 +60,9 @@ TEST(Attribution, ACandidateCitingNothingIsLinkedToEveryRecommendationOfItsRound
     EXPECT_FALSE(row["tried_by"][0]["cited"].get<bool>());
     EXPECT_EQ(row["tried_by"][0]["decision"], "undecided");
   }
+  // Kept, it still pays off none of them: which one it followed is unknown.
+  candidates[0]["decision"] = "accepted";
+  for (const auto& row : attribute_recommendations(recs, candidates)) EXPECT_FALSE(row["paid_off"].get<bool>());
 }
 
 }  // namespace kforge::loop

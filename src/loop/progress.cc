@@ -1,3 +1,4 @@
+#include "util/clean_text.h"
 #include "loop/progress.h"
 
 #include <cstdio>
@@ -33,7 +34,8 @@ void Progress::set_tokens(std::int64_t tokens) {
   redraw();
 }
 
-void Progress::event(const std::string& message) {
+void Progress::event(const std::string& text) {
+  const std::string message = terminal_line(text);  // events quote candidates' errors
   std::lock_guard lock(mutex_);
   if (!live_) {
     spdlog::info("{}", message);

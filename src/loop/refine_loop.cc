@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/feedback.h"
+#include "eval/speed_claim.h"
 #include "agent/recommendations.h"
 #include "agent/reply_idea.h"
 #include "agent/reply_parser.h"
@@ -106,6 +107,26 @@ class Refiner {
   void check_cancel() const {
     if (llm::is_cancelled(ctx_.cancel)) throw RunStopped{"interrupted", "interrupted", "interrupted by the user"};
   }
+  // Called once `step` is in the store.
+  void step_stored(const std::string& step) const {
+    if (!ctx_.stop_after.empty() && step == ctx_.stop_after)
+      throw RunStopped{"interrupted", "interrupted", "stopped after " + step + " (--stop-after)"};
+  }
+  // Runs one measurement (an evaluation, a head to head, a profile). Ctrl-C ends the waits inside
+  // it early; whatever it then returns or throws is abandoned, not stored, and redone on resume.
+  template <typename F>
+  auto measure(F&& f) -> decltype(f()) {
+    try {
+      auto result = f();
+      check_cancel();
+      return result;
+    } catch (const RunStopped&) {
+      throw;
+    } catch (...) {
+      check_cancel();
+      throw;
+    }
+  }
   void event(const std::string& message) {
     if (ctx_.progress) ctx_.progress->event(message);
   }
@@ -120,7 +141,7 @@ class Refiner {
   void judge(int round, std::vector<Attempt>& correct, std::map<std::string, std::string>& verdicts);
   KeepDecision keep_decision(const Attempt& a);
   std::vector<std::string> analyze(int round);
-  json profile_best(int round, const std::string& analyze_step);
+  json profile_best(int round);
   json base_context() const;
   // A prompt message with the text a replay matches it on (unmeasured_context.h).
   llm::Message prompt(llm::Role role, const std::string& name, const json& context) const {
@@ -157,6 +178,7 @@ llm::Response Refiner::call_llm(const std::string& step, const llm::Request& req
   llm::Response response;
   if (auto stored = ctx_.store->llm_call(ctx_.run_id, step)) {
     response = llm::response_from_json(stored->response);
+    ctx_.provider->answered_from_store(request, response);
   } else {
     check_cancel();
     std::size_t chars = 0;
@@ -173,6 +195,7 @@ llm::Response Refiner::call_llm(const std::string& step, const llm::Request& req
     response = ctx_.provider->complete(request);
     if (children.owns_lock()) children.unlock();
     ctx_.store->add_llm_call(ctx_.run_id, step, llm::request_to_json(request), llm::response_to_json(response));
+    step_stored(step);
   }
   std::lock_guard lock(state_mutex_);
   tokens_ += response.usage.input_tokens + response.usage.output_tokens;
@@ -200,7 +223,7 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
     if (timing) timing_lock.lock();
     std::shared_lock children(children_mutex_);
     try {
-      result = evaluations_.evaluate(o, on_eval_progress, &progress);
+      result = measure([&] { return evaluations_.evaluate(o, on_eval_progress, &progress); });
     } catch (...) {
       eval_slots_.release();
       throw;
@@ -217,6 +240,7 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
     std::string msg = result.doc.value("error", json::object()).value("message", "");
     throw RunStopped{"failed", "problem_error", "the reference problem failed: " + msg};
   }
+  step_stored(step);
   return result.doc;
 }
 
@@ -285,7 +309,7 @@ std::vector<std::string> Refiner::analyze(int round) {
   }
   const std::string step = fmt::format("r{}.analyze", round);
   ctx["profile_requested"] = opt_.profile;
-  json profile = profile_best(round, step);
+  json profile = profile_best(round);
   if (profile.contains("summary")) ctx["profile"] = profile["summary"];
   if (profile.contains("chart")) ctx["profile_chart"] = profile["chart"];
   llm::Request req;
@@ -302,9 +326,16 @@ std::vector<std::string> Refiner::analyze(int round) {
 
 // The best candidate's profile (docs/profiling.md) for the analysis prompt: its compact text and
 // the roofline chart's path. Not needed when the analysis itself is already stored (a resumed run).
-json Refiner::profile_best(int round, const std::string& analyze_step) {
-  if (!opt_.profile || ctx_.store->llm_call(ctx_.run_id, analyze_step)) return json::object();
+json Refiner::profile_best(int round) {
+  if (!opt_.profile) return json::object();
   const std::string step = fmt::format("r{}.profile", round);
+  // A resumed run takes the profile the prompt showed from the store: profiling again would
+  // change the analysis request (and the next round's, which reuses an unchanged best's profile).
+  for (const auto& d : ctx_.store->decisions(ctx_.run_id)) {
+    if (d.step != step || d.kind != "profile") continue;
+    last_profile_ = {d.candidate_sha256, d.detail};
+    return d.detail;
+  }
   json doc;
   if (last_profile_ && last_profile_->first == best_->sha256) {
     doc = last_profile_->second;  // the best candidate has not changed since the last round's profile
@@ -318,7 +349,9 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
     p.chart = ctx_.work_dir / "profiles" / (best_->step + ".svg");
     EvalProgress progress{ctx_.progress, step};
     try {
-      doc = evaluations_.profile(p, on_eval_progress, &progress);
+      doc = measure([&] { return evaluations_.profile(p, on_eval_progress, &progress); });
+    } catch (const RunStopped&) {
+      throw;
     } catch (const std::exception& e) {  // the analysis goes on without a profile
       doc = {{"error", e.what()}};
     }
@@ -329,6 +362,7 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
     if (doc.contains(key)) detail[key] = doc[key];
   decide(round, step, "profile", best_->sha256, detail);
   if (doc.contains("error")) event(fmt::format("round {}: profile of {} failed: {}", round, best_->step, doc["error"].get<std::string>()));
+  step_stored(step);
   return doc;
 }
 
@@ -453,7 +487,7 @@ KeepDecision Refiner::keep_decision(const Attempt& a) {
         EvalProgress progress{ctx_.progress, step};
         std::lock_guard timing(timing_mutex_);
         std::shared_lock children(children_mutex_);
-        return evaluations_.measure_pair(o, best_file, file, on_eval_progress, &progress);
+        return measure([&] { return evaluations_.measure_pair(o, best_file, file, on_eval_progress, &progress); });
       },
       opt_.min_gain);
 }
@@ -484,6 +518,7 @@ void Refiner::accept(int round, const Attempt& a, const std::string& reason, con
                  {"idea", a.idea}};
   if (!keep.is_null()) detail["keep"] = keep;
   if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
+  detail["speed_claim"] = speed_claim(doc).to_json();  // what every report says about its speed
   detail["timing_spread"] = timing_spread(doc);
   if (doc.contains("env")) detail["torch"] = doc["env"].value("torch", "");
   if (doc.contains("library_calls") && !doc["library_calls"].value("operators", json::array()).empty())
@@ -518,6 +553,9 @@ void Refiner::judge(int round, std::vector<Attempt>& correct, std::map<std::stri
     if (k.kept()) {
       accept(round, a, k.reason, k.to_json());
       verdicts[a.step] = "kept: " + k.reason;
+      record_history(round, a, "kept", ratio);
+      step_stored(a.step + ".keep");
+      continue;
     } else {
       json detail = {{"reason", k.reason}, {"eval_step", a.eval_step}, {"best", best_step}, {"keep", k.to_json()},
                      {"flags", a.flags.flags}, {"idea", a.idea}};
@@ -528,8 +566,9 @@ void Refiner::judge(int round, std::vector<Attempt>& correct, std::map<std::stri
       latest_ = LatestAttempt{a, kind, k.reason, false, "", ""};
       verdicts[a.step] = kind + " against " + best_step + ": " + k.reason;
       event(fmt::format("{}: {} against {} ({})", a.step, kind, best_step, k.reason));
+      record_history(round, a, k.outcome, ratio);
+      step_stored(a.step + ".keep");
     }
-    record_history(round, a, k.kept() ? "kept" : k.outcome, ratio);
   }
 }
 

@@ -46,6 +46,10 @@ struct RunContext {
   bool provider_spawns_processes = false;
   // Where evaluations run; null: in this process (LocalEvaluations).
   Evaluations* evaluations = nullptr;
+  // Stop as interrupted once the step of this name is stored ("r1.analyze", "r0.s0.a0.eval",
+  // "r1.profile", "r1.s0.a0.keep" for a head-to-head decision): the resume tests stop a run after
+  // each kind of step. Empty: run on.
+  std::string stop_after;
 };
 
 struct BestCandidate {

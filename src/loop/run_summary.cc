@@ -1,3 +1,4 @@
+#include "util/clean_text.h"
 #include "loop/run_summary.h"
 
 #include <filesystem>
@@ -34,11 +35,20 @@ std::string ratio(const json& r) {
   return lo == p && hi == p ? fmt::format("{:.2f}x", p) : fmt::format("{:.2f}x [{:.2f}, {:.2f}]", p, lo, hi);
 }
 
-std::string cell(std::string s, std::size_t max = 110) {
+// A table cell of kforge's own text (steps, decisions, ratios): one line, no `|`.
+std::string plain_cell(std::string s, std::size_t max = 110) {
   for (auto& ch : s)
     if (ch == '|' || ch == '\n') ch = ' ';
   if (s.size() > max) s = s.substr(0, max - 3) + "...";
   return s;
+}
+
+// A table cell of text that quotes candidates and models (errors, advice): one line, no HTML,
+// images, links or emphasis of its own (util/clean_text.h), at most `max` characters of it.
+std::string cell(std::string s, std::size_t max = 110) {
+  s = terminal_text(s);
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return markdown_text(s);
 }
 
 // Only candidate steps (r<round>.s<sample>.a<attempt>) make candidate rows.
@@ -195,8 +205,16 @@ json build_summary(const Store& store, std::int64_t run_id) {
 // One line, one figure per baseline: the evaluator's interleaved estimate with its interval.
 std::string verdict_text(const json& s) {
   const json& best = s.value("best", json());
-  if (best.is_null())
+  if (best.is_null()) {
+    // A run stopped before it judged its first correct candidate still has that candidate.
+    if (s.value("status", "") != "finished")
+      for (const auto& c : s.value("candidates", json::array()))
+        if (c.value("status", "") == "correct")
+          return fmt::format("The run stopped before judging its candidates; {} is correct. Resume it "
+                             "(`kforge run --resume {}`) to time and judge it.",
+                             c.value("step", ""), s.value("run_id", 0));
     return "No correct candidate was found. Keep using the PyTorch reference.";
+  }
   if (!best.value("median_ms", json()).is_number() && !best.value("vs_eager", json()).is_object()) {
     // Correctness only (an interpreter, or timing turned off): nothing to say about speed either way.
     const json options = s.value("options", json::object());
@@ -209,8 +227,19 @@ std::string verdict_text(const json& s) {
   std::string line = fmt::format("Best candidate {}: {} ms, {} vs PyTorch eager", best.value("step", ""),
                                  ms(best.value("median_ms", json())), ratio(best.value("vs_eager", json())));
   if (best.value("vs_compile", json()).is_object()) line += fmt::format(", {} vs torch.compile", ratio(best["vs_compile"]));
-  line += " (95% confidence intervals).";
-  if (!best.value("beats_pytorch", false))
+  line += " (95% confidence intervals)";
+  line += best.value("sol_fraction", json()).is_number()
+              ? fmt::format("; {:.3g}% of speed of light.", 100 * best["sol_fraction"].get<double>())
+              : "; no speed-of-light figure.";
+  // The rule of eval/speed_claim.h, as the accepted decision recorded it (older runs: beats_pytorch).
+  const json claim = best.value("speed_claim", json::object());
+  const std::string verdict = claim.is_object() ? claim.value("verdict", "") : "";
+  if (verdict == "faster" || (verdict.empty() && best.value("beats_pytorch", false)))
+    line += " It beats both PyTorch baselines beyond the noise.";
+  else if (verdict == "inconclusive")
+    line += " Whether it beats PyTorch is inconclusive: an interval includes 1. Measure again before choosing "
+            "(`kforge eval` of best.py on an idle machine, with more --reps).";
+  else
     line += " It does not beat the faster of PyTorch eager and torch.compile beyond the noise. Keep using PyTorch for "
             "this problem.";
   if (!best.value("flags", json::array()).empty())
@@ -289,12 +318,13 @@ std::string markdown_report(const json& s) {
   for (const auto& c : s.value("candidates", json::array())) {
     std::string outcome = c.value("summary", "");
     if (outcome.empty()) outcome = c.value("status", "correct");
+    outcome = cell(outcome);  // it quotes the candidate's error
     for (const auto& f : c.value("flags", json::array())) outcome += " [" + f.get<std::string>() + "]";
     std::string decision = c.value("decision", "");
     if (!decision.empty()) decision += ": " + c.value("reason", "");
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.value("round", 0), c.value("step", ""), cell(outcome),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.value("round", 0), c.value("step", ""), outcome,
                        ms_with_spread(c), ratio(c.value("vs_eager", json())),
-                       ratio(c.value("vs_best", json())), cell(decision, 160));
+                       ratio(c.value("vs_best", json())), plain_cell(decision, 160));
   }
   const json advice = s.value("advice", json::array());
   if (!advice.empty()) {
@@ -307,7 +337,7 @@ std::string markdown_report(const json& s) {
         tried += fmt::format("{}{} ({}{})", tried.empty() ? "" : "; ", t.value("step", ""), t.value("decision", ""),
                              t.value("vs_best", json()).is_object() ? ", " + ratio(t["vs_best"]) + " vs best" : "");
       out += fmt::format("| {} | {} | {} | {} | {} |\n", a.value("round", 0), a.value("rank", 0),
-                         cell(a.value("text", ""), 200), tried.empty() ? "not tried" : cell(tried, 200),
+                         cell(a.value("text", ""), 200), tried.empty() ? "not tried" : plain_cell(tried, 200),
                          a.value("paid_off", false) ? "yes" : "no");
     }
   }

@@ -81,7 +81,8 @@ TEST_F(RunSummaryTest, OneConsistentVerdictLine) {
   json s = stored_run(store);
   const std::string v = s["verdict"];
   EXPECT_EQ(v, "Best candidate r1.s0.a0: 0.52 ms, 1.96x [1.90, 2.01] vs PyTorch eager, 1.10x [1.05, 1.16] vs "
-               "torch.compile (95% confidence intervals).");
+               "torch.compile (95% confidence intervals); no speed-of-light figure. It beats both PyTorch baselines "
+               "beyond the noise.");
   EXPECT_EQ(count(v, "eager"), 1u) << v;
   EXPECT_DOUBLE_EQ(s["best"]["speedup_vs_eager"].get<double>(), 1.96);  // the same figure for tools
   EXPECT_DOUBLE_EQ(s["best_by_round"][1]["speedup_vs_eager"].get<double>(), 1.96);

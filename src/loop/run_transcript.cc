@@ -1,3 +1,4 @@
+#include "util/clean_text.h"
 #include "loop/run_transcript.h"
 
 #include <algorithm>
@@ -22,16 +23,9 @@ std::string message_text(const json& message) {
   return text;
 }
 
-// A fence longer than any run of backticks in `text`, so prompts that hold code blocks stay intact.
-std::string fenced(const std::string& text, const std::string& lang = "") {
-  std::size_t longest = 0, run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
-  return fmt::format("{}{}\n{}{}{}\n", fence, lang, text, text.empty() || text.back() == '\n' ? "" : "\n", fence);
-}
+// A fence longer than any run of backticks in `text`, so prompts that hold code blocks stay intact
+// (and no control sequence of a candidate's reaches a terminal that shows the report).
+std::string fenced(const std::string& text, const std::string& lang = "") { return markdown_code_block(text, lang); }
 
 // The candidate step a generation or fix call wrote: "r1s0.gen" -> "r1s0", "r1s0.fix2" -> "r1s0.fix2".
 std::string candidate_step(const std::string& call_step) {

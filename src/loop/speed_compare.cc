@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/speed_claim.h"
+
 namespace kforge::loop {
 
 using json = nlohmann::json;
@@ -43,23 +45,15 @@ SpeedVerdict faster_timing(const json& a, const json& b, double min_gain) {
 }
 
 SpeedVerdict beats_pytorch(const json& doc, double min_gain) {
-  // The evaluator's own verdicts (confidence intervals over interleaved rounds) win when present.
-  if (doc.is_object() && doc.contains("speedup") && doc["speedup"].is_object()) {
+  // The evaluator's intervals over interleaved rounds, read by the one rule every output uses
+  // (eval/speed_claim.h), win when present.
+  const SpeedClaim claim = speed_claim(doc);
+  if (claim.vs_faster && claim.vs_faster->rounds > 0) {
     SpeedVerdict v;
-    bool any = false;
-    v.faster = true;
-    for (const char* key : {"vs_eager", "vs_compile"}) {
-      const json& s = doc["speedup"].value(key, json());
-      if (!s.is_object() || !s.contains("faster") || !s["faster"].is_boolean()) continue;
-      any = true;
-      v.faster = v.faster && s["faster"].get<bool>();
-      double point = s.value("point", 0.0);
-      if (v.ratio == 0 || point < v.ratio) v.ratio = point;
-      v.reason += fmt::format("{}{}: {:.2f}x, {:.0f}% CI [{:.2f}, {:.2f}]", v.reason.empty() ? "" : "; ",
-                              key[3] == 'e' ? "vs eager" : "vs torch.compile", point, 100 * s.value("confidence", 0.95),
-                              s.value("ci_low", 0.0), s.value("ci_high", 0.0));
-    }
-    if (any) return v;
+    v.faster = claim.faster();
+    v.ratio = claim.vs_faster->point;
+    v.reason = claim.verdict_name() + ": " + claim.figures();
+    return v;
   }
   json eager = timing_of(doc, "eager"), compile = timing_of(doc, "compile");
   json baseline = eager;
@@ -82,20 +76,7 @@ std::optional<double> speedup_vs_best_baseline(const json& doc) {
   return base / *c;
 }
 
-std::optional<double> sol_fraction(const json& doc) {
-  if (!doc.is_object() || !doc.contains("sol") || !doc["sol"].is_object()) return std::nullopt;
-  const json& sol = doc["sol"];
-  for (const char* key : {"fraction", "achieved_fraction", "fraction_of_sol", "efficiency"})
-    if (auto f = num(sol, key)) return *f;
-  for (const char* key : {"candidate_pct_of_sol", "percent"})
-    if (auto p = num(sol, key)) return *p / 100.0;
-  // Otherwise derive it from the bound and the measured time.
-  auto bound = num(sol, "bound_ms");
-  if (!bound) bound = num(sol, "sol_ms");
-  auto c = candidate_median_ms(doc);
-  if (bound && c && *c > 0) return *bound / *c;
-  return std::nullopt;
-}
+std::optional<double> sol_fraction(const json& doc) { return sol_fraction_of(doc); }
 
 std::optional<double> candidate_median_ms(const json& doc) { return num(timing_of(doc, "candidate"), "median_ms"); }
 

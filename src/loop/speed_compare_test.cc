@@ -74,14 +74,15 @@ TEST(SpeedCompare, BeatingPyTorchUsesTheFasterBaseline) {
 
 TEST(SpeedCompare, TheEvaluatorsOwnSpeedupVerdictsWinWhenPresent) {
   auto doc = scaled(fixture("relu_fast_a.json"), 0.2, 0.01);  // the timing summaries alone say faster
-  doc["speedup"] = {{"vs_eager", {{"point", 1.02}, {"ci_low", 0.97}, {"ci_high", 1.08}, {"confidence", 0.95}, {"faster", false}}}};
+  doc["speedup"] = {{"vs_eager", {{"point", 1.02}, {"ci_low", 0.97}, {"ci_high", 1.08}, {"confidence", 0.95},
+                                   {"rounds", 5}, {"faster", false}}}};
   auto v = beats_pytorch(doc, 0.03);
   EXPECT_FALSE(v.faster);
-  EXPECT_EQ(v.reason, "vs eager: 1.02x, 95% CI [0.97, 1.08]");
-  doc["speedup"]["vs_eager"]["faster"] = true;
-  doc["speedup"]["vs_compile"] = {{"point", 0.9}, {"ci_low", 0.8}, {"ci_high", 0.95}, {"faster", false}};
+  EXPECT_EQ(v.reason, "inconclusive: 1.02x [0.97, 1.08] vs eager (95% confidence intervals); no speed-of-light figure");
+  doc["speedup"]["vs_eager"] = {{"point", 1.5}, {"ci_low", 1.2}, {"ci_high", 1.8}, {"rounds", 5}};
+  doc["speedup"]["vs_compile"] = {{"point", 0.9}, {"ci_low", 0.8}, {"ci_high", 0.95}, {"rounds", 5}};
   EXPECT_FALSE(beats_pytorch(doc, 0.03).faster);  // must beat both baselines
-  doc["speedup"]["vs_compile"]["faster"] = true;
+  doc["speedup"]["vs_compile"] = {{"point", 1.1}, {"ci_low", 1.02}, {"ci_high", 1.2}, {"rounds", 5}};
   EXPECT_TRUE(beats_pytorch(doc, 0.03).faster);
 }
 

@@ -13,6 +13,26 @@ using json = nlohmann::json;
 
 std::string format_speedup(const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : "-"; }
 
+std::string format_problem_speedup(const json& p, const std::string& which) {
+  std::string base = which;
+  if (which == "faster") {
+    const json e = p.value("speedup_vs_eager", json()), c = p.value("speedup_vs_compile", json());
+    base = c.is_number() && (!e.is_number() || c.get<double>() < e.get<double>()) ? "compile" : "eager";
+  }
+  const json point = p.value("speedup_vs_" + base, json());
+  if (!point.is_number()) return "-";
+  const json ci = p.value("speedup_vs_" + base + "_ci", json());
+  if (!ci.is_array() || ci.size() != 2) return format_speedup(point);
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", point.get<double>(), ci[0].get<double>(), ci[1].get<double>());
+}
+
+std::string speedup_rule_note() {
+  return "Speedups: the median over interleaved measurement rounds of baseline time / candidate time, with its 95% "
+         "bootstrap confidence interval in brackets (eval/speed_claim.h); a candidate counts as faster than PyTorch "
+         "only where the interval against every baseline measured lies above 1, and a problem whose interval "
+         "includes 1 is inconclusive (measure it again).";
+}
+
 std::string format_percent(const json& f) {
   return f.is_number() ? fmt::format("{:.0f}%", 100 * f.get<double>()) : "-";
 }

@@ -12,6 +12,11 @@ namespace kforge::report {
 
 // "1.23x", "-" when absent.
 std::string format_speedup(const nlohmann::json& v);
+// A problem's speedup with its 95% interval, "1.15x [1.02, 1.30]" (the point alone where it has no
+// interval), for `which` in eager, compile, faster (the faster baseline); "-" when absent.
+std::string format_problem_speedup(const nlohmann::json& problem, const std::string& which);
+// The footnote every bench report prints under its table: the rule its figures follow.
+std::string speedup_rule_note();
 // 0.75 -> "75%", "-" when absent.
 std::string format_percent(const nlohmann::json& fraction);
 

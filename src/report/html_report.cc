@@ -75,8 +75,8 @@ std::string problems_table(const json& problems) {
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td{}>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         p.value("correct", false) ? "ok" : "failed", escape_markup(p.value("name", "")),
-        escape_markup(p.value("status", "")), format_speedup(speedup_vs_faster(p)),
-        format_speedup(p.value("speedup_vs_eager", json())), format_speedup(p.value("speedup_vs_compile", json())),
+        escape_markup(p.value("status", "")), format_problem_speedup(p, "faster"),
+        format_problem_speedup(p, "eager"), format_problem_speedup(p, "compile"),
         time_cell(p, "candidate"), time_cell(p, "eager"), time_cell(p, "compile"), unstable ? " class=\"unstable\"" : "", format_stability(p),
         num(p.value("sol_pct", json()), "{:.3g}"), num(p.value("wall_seconds", json()), "{:.1f}"),
         escape_markup(describe_library_calls(p.value("library_calls", json::array()), p.value("library_share", json()))),
@@ -160,10 +160,11 @@ const char* const kChartScript = R"js(
   make('chart-speedups', {
     type: 'bar',
     data: {labels: sorted.map(p => p.name), datasets: [
+      // Green only where the speed claim's intervals say faster (eval/speed_claim.h), not by the point alone.
       {label: 'faster than PyTorch', backgroundColor: colour.faster, grouped: false,
-       data: sorted.map(p => fasterOf(p) > 1 ? fasterOf(p) : null)},
+       data: sorted.map(p => p.speed_verdict === 'faster' && fasterOf(p) !== null ? fasterOf(p) : null)},
       {label: 'correct, not faster', backgroundColor: colour.slower, grouped: false,
-       data: sorted.map(p => fasterOf(p) !== null && fasterOf(p) <= 1 ? fasterOf(p) : null)},
+       data: sorted.map(p => fasterOf(p) !== null && p.speed_verdict !== 'faster' ? fasterOf(p) : null)},
       {type: 'line', label: 'no correct candidate', showLine: false, pointStyle: 'crossRot', pointRadius: 9,
        pointBorderWidth: 3, borderColor: colour.failed, backgroundColor: colour.failed,
        data: sorted.map(p => p.correct ? null : floor)},
@@ -267,11 +268,10 @@ std::string html_report(const json& doc, const std::string& chart_js_source) {
                                       "starts at the first round with a correct candidate.");
   out += figure("chart-sol", "Percent of speed-of-light of each correct problem that has the figure.");
   out += fmt::format("\n<h2>Problems</h2>\n{}\n", problems_table(doc.at("problems")));
-  out += fmt::format("<p><small>Speedups are baseline median time / candidate median time from interleaved "
-                     "measurements; times in milliseconds, median (25th-75th percentile). Timing spread: the largest "
-                     "interquartile range of the problem's timed functions relative to its median; unstable over "
-                     "{:.0f}%.</small></p>\n",
-                     100 * kUnstableIqrRel);
+  out += fmt::format("<p><small>{} Times in milliseconds, median (25th-75th percentile). Timing spread: the "
+                     "largest interquartile range of the problem's timed functions relative to its median; unstable "
+                     "over {:.0f}%.</small></p>\n",
+                     escape_markup(speedup_rule_note()), 100 * kUnstableIqrRel);
   out += fmt::format("<script type=\"application/json\" id=\"bench-data\">{}</script>\n", script_json(doc));
   out += "<script>" + chart_js_source + "</script>\n";
   out += fmt::format("<script>{}</script>\n</body></html>\n", kChartScript);

@@ -7,6 +7,7 @@
 #include "eval/timing_stats.h"
 #include "report/cells.h"
 #include "report/metrics.h"
+#include "util/clean_text.h"
 
 namespace kforge::report {
 
@@ -18,11 +19,11 @@ std::string num(const json& v, const char* spec = "{:.4g}") {
   return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>()) : "-";
 }
 
-// Table cells must not break the Markdown table.
+// Table cells must not break the Markdown table, and text a candidate wrote (its error message)
+// must make no HTML, image or link of its own (util/clean_text.h).
 std::string cell(std::string s) {
-  for (auto& c : s)
-    if (c == '|' || c == '\n') c = ' ';
-  return s.size() > 120 ? s.substr(0, 117) + "..." : s;
+  s = terminal_text(s);
+  return markdown_text(s.size() > 120 ? s.substr(0, 117) + "..." : s);
 }
 
 }  // namespace
@@ -42,7 +43,7 @@ std::string markdown_report(const json& doc) {
   out += fmt::format("- wall time: {} s\n", num(b.value("wall_seconds", json()), "{:.1f}"));
   out += fmt::format("- environment: {}\n", format_environment(b.value("environment", json())));
   if (b.contains("environment") && b["environment"].contains("command_line"))
-    out += fmt::format("- command: `{}`\n", cell(fmt::format("{}", fmt::join(b["environment"]["command_line"].get<std::vector<std::string>>(), " "))));
+    out += fmt::format("- command: {}\n", markdown_code_span(fmt::format("{}", fmt::join(b["environment"]["command_line"].get<std::vector<std::string>>(), " "))));
   out += "\n";
 
   out += "## Results\n\n";
@@ -95,17 +96,17 @@ std::string markdown_report(const json& doc) {
     const std::string library =
         describe_library_calls(p.value("library_calls", json::array()), p.value("library_share", json()));
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(p.value("name", "")),
-                       p.value("status", ""), format_speedup(speedup_vs_faster(p)),
-                       format_speedup(p.value("speedup_vs_eager", json())),
-                       format_speedup(p.value("speedup_vs_compile", json())), format_time_with_spread(p, "candidate"),
+                       cell(p.value("status", "")), format_problem_speedup(p, "faster"),
+                       format_problem_speedup(p, "eager"), format_problem_speedup(p, "compile"),
+                       format_time_with_spread(p, "candidate"),
                        format_time_with_spread(p, "eager"), format_time_with_spread(p, "compile"), format_stability(p),
                        num(p.value("sol_pct", json()), "{:.3g}"), num(p.value("wall_seconds", json()), "{:.1f}"), cell(library.empty() ? "-" : library),
                        cell(p.value("message", "")));
   }
-  out += fmt::format("\nSpeedups are baseline median time / candidate median time from interleaved measurements; "
-                     "times in milliseconds, median (25th-75th percentile). Timing spread: the largest interquartile "
-                     "range of the problem's timed functions relative to its median; unstable over {:.0f}%.\n",
-                     100 * kUnstableIqrRel);
+  out += fmt::format("\n{} Times in milliseconds, median (25th-75th percentile). Timing spread: the largest "
+                     "interquartile range of the problem's timed functions relative to its median; unstable over "
+                     "{:.0f}%.\n",
+                     speedup_rule_note(), 100 * kUnstableIqrRel);
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "util/subprocess.h"
+#include "util/interrupt.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -395,7 +396,7 @@ WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline
                                                                           : WaitOutcome::kTimeout;
     }
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return WaitOutcome::kTimeout;
+    if (now >= deadline || interrupted()) return WaitOutcome::kTimeout;  // Ctrl-C: give up waiting now
 
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};

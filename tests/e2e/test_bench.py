@@ -262,6 +262,11 @@ def test_killed_bench_resumes_without_losing_or_repeating(kforge):
     assert con.execute("SELECT status FROM benches").fetchone()[0] == "finished"
     report = json.loads((kforge.tmp / "out" / "report.json").read_text())
     assert report["metrics"]["done"] == 3 and report["metrics"]["correct"] == 2
+    # The report keeps the command the bench was started with (its settings), and names the resume.
+    env = report["bench"]["environment"]
+    assert env["command_line"][1:] == [str(a) for a in args], env
+    assert env["resumed_with"][0][1:] == ["bench", "--resume", "1"], env
+    assert "--candidates" in (kforge.tmp / "out" / "report.md").read_text()
 
 
 def test_killed_llm_bench_resumes_each_run_where_it_stopped(kforge):

@@ -288,6 +288,11 @@ def test_bash_completion_offers_commands_and_their_flags(kforge):
     assert "--eval-trials" in complete(script, "kforge", "bench", "--eval-t")
     assert complete(script, "kforge", "llm", "p") == ["ping"]
     assert "--full" in complete(script, "kforge", "report", "3", "--fu")
+    # --target completes target names, not file names; completion and man are commands like the others.
+    assert complete(script, "kforge", "eval", "p.py", "--target", "cp") == ["cpu"]
+    assert "completion" in complete(script, "kforge", "co")
+    helped = kforge.run("--help").stdout
+    assert "completion" in helped and re.search(r"^\s+man\b", helped, re.M), helped
 
 
 def test_zsh_completion_and_man_page_are_generated(kforge):

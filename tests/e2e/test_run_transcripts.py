@@ -93,6 +93,12 @@ def test_hand_answered_transcript_replays(kforge, transcript, problem, original,
     assert "| r1.s0.a0 | kept" in last and f"| r2.s0.a0 | {variant}" in last
     assert re.search(r"^```diff\n--- r1\.s0\.a0 \(best\)\n\+\+\+ r2\.s0\.a0\n", last, re.M), last
 
+    # The delivered best.py passes kforge's own checks: `kforge eval` of it is correct.
+    proc, result = kforge.eval(PROBLEMS / problem, kforge.tmp / "out" / "best.py", "--target", "cpu", "--threads", "1",
+                               "--no-compile-baseline", "--eval-reps", "5", "--eval-trials", "2",
+                               *[a for s in sets for a in ("--set", s)])
+    assert result and result["status"] == "correct", proc.stdout + proc.stderr
+
 
 KERNELBENCH = os.environ.get("KERNELBENCH_DIR", "")
 

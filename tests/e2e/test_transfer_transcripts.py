@@ -21,7 +21,7 @@ QUICK = ["--rounds", "1", "--patience", "0", "--seed", "1", "--no-profile", "--n
 # (new target, its run flags), a line of the source kernel, what marks a kernel for the new target
 CASES = [
     ("softmax_cpu_to_wgpu.jsonl", "03_softmax.py", ["batch_size=128"], ("cpu", ["--no-timing"]), ("wgpu", []),
-     "float e = expf(xr[c] - m); yr[c] = e; s += e;", "_kforge_wgsl = _kforge_module(\"kforge_standalone.wgsl\""),
+     "float e = expf(xr[c] - m); yr[c] = e; s += e;", "from kforge_kernels import wgsl"),
     ("layernorm_cuda_to_triton.jsonl", "07_layernorm.py", ["batch_size=256"], ("cuda", ["--compile-only"]),
      ("triton", ["--compile-only"]), "const float rstd = rsqrtf(block_sum(q, sh) / D + eps);", "@triton.jit"),
 ]
@@ -72,6 +72,10 @@ def test_transfer_transcript_replays(kforge, transcript, problem, sets, source, 
     assert summary["usage"]["calls"] == len(entries)
     best = (kforge.tmp / "out" / "best.py").read_text()
     assert new_marker in best and source_line not in best
+    # The delivered best.py passes kforge's own checks on its target.
+    proc, result = kforge.eval(PROBLEMS / problem, kforge.tmp / "out" / "best.py", "--target", to_target, *to_flags,
+                               *set_args)
+    assert result and result["status"] in ("correct", "compiled"), proc.stdout + proc.stderr
 
     first = texts(json.loads(record.read_text().splitlines()[0])["request"], "user")[0]
     assert "## A working kernel for this problem from another platform" in first

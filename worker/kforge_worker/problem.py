@@ -36,6 +36,19 @@ def top_level_assignments(tree: ast.Module) -> Dict[str, ast.stmt]:
     return names
 
 
+def check_override_type(file_name: str, name: str, old: ast.expr, value) -> None:
+    """A --set value of another kind than the number the file assigns (``batch_size=abc``, or 2.5 for an
+    integer size) is refused here, with both values, rather than failing later inside torch."""
+    if not isinstance(old, ast.Constant) or type(old.value) not in (int, float):
+        return
+    wanted = type(old.value)
+    ok = type(value) is int or (wanted is float and type(value) is float)
+    if not ok:
+        kind = "an integer" if wanted is int else "a number"
+        raise ProblemError(f"--set {name}={value!r}: {file_name} sets {name} to {old.value!r}, so the value must be "
+                           f"{kind}")
+
+
 def load_module(path: str, module_name: str, overrides: Dict[str, object] = None) -> types.ModuleType:
     """Executes a Python file as a fresh module, with top-level assignments in ``overrides`` replaced."""
     overrides = overrides or {}
@@ -51,6 +64,7 @@ def load_module(path: str, module_name: str, overrides: Dict[str, object] = None
         )
     for name, value in overrides.items():
         node = assignments[name]
+        check_override_type(source_path.name, name, node.value, value)
         node.value = ast.copy_location(ast.parse(repr(value), mode="eval").body, node.value)
     ast.fix_missing_locations(tree)
     module = types.ModuleType(module_name)

@@ -42,6 +42,13 @@ def test_unknown_override_is_a_problem_error(path):
         problem.load_problem(path, {"nosuch": 1})
 
 
+def test_an_override_of_another_kind_than_the_files_number_is_a_problem_error(path):
+    for value in ("abc", "2.5", "(3, 3)"):
+        with pytest.raises(ProblemError, match=r"--set batch_size=.*sets batch_size to 64, so the value must be an integer"):
+            problem.load_problem(path, {"batch_size": problem.parse_value(value)})
+    assert problem.load_problem(path, {"batch_size": 8}).batch_size == 8
+
+
 def test_parse_value_reads_python_literals():
     assert problem.parse_value("12") == 12
     assert problem.parse_value("0.5") == 0.5
