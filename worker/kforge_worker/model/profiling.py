@@ -1,0 +1,110 @@
+"""Where the model's time goes: the whole forward timed alone, then each region's calls timed by
+hooks around its modules, so a region's share is its time over the whole forward's. What the regions
+do not cover (the additions between them, views) is the remainder, so the shares add up to 1."""
+
+import statistics
+import time
+from typing import Dict, List
+
+import torch
+
+from kforge_worker.model.regions import Region
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def spec(value) -> dict:
+    """What a region's input is, enough to draw another like it."""
+    if isinstance(value, torch.Tensor):
+        out = {"tensor": True, "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", "")}
+        if not value.dtype.is_floating_point and not value.dtype.is_complex and value.numel():
+            out["low"], out["high"] = int(value.min()), int(value.max())
+        return out
+    return {"tensor": False, "value": value}
+
+
+def call_order(model: torch.nn.Module, inputs: list) -> List[str]:
+    """Module paths in the order they first run."""
+    order: List[str] = []
+    seen = set()
+    handles = []
+    for p, m in model.named_modules():
+        if p:
+            def pre(mod, args, p=p):
+                if p not in seen:
+                    seen.add(p)
+                    order.append(p)
+            handles.append(m.register_forward_pre_hook(pre))
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    return order
+
+
+def forward_ms(model, inputs, device: str, reps: int, warmup: int) -> List[float]:
+    with torch.no_grad():
+        for _ in range(warmup):
+            model(*inputs)
+        sync(device)
+        out = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            model(*inputs)
+            sync(device)
+            out.append((time.perf_counter() - t) * 1e3)
+    return out
+
+
+def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device: str,
+            reps: int = 10, warmup: int = 2) -> dict:
+    """Fills each region's ``calls`` (input specs per call) and returns the timings:
+    {"total_ms": [...], "regions": [per region: median ms per forward], "remainder_ms": ...}."""
+    modules = dict(model.named_modules())
+    per_rep: List[List[float]] = [[0.0] * len(regions) for _ in range(reps)]
+    state = {"rep": -1, "start": {}}
+    handles = []
+    for i, region in enumerate(regions):
+        first, last = modules[region.paths[0]], modules[region.paths[-1]]
+
+        def pre(mod, args, kwargs, i=i, region=region):
+            if state["rep"] == -2:  # the recording call
+                region.calls.append({"specs": [spec(a) for a in args], "kwargs": sorted(kwargs)})
+            sync(device)
+            state["start"][i] = time.perf_counter()
+
+        def post(mod, args, output, i=i):
+            sync(device)
+            if state["rep"] >= 0 and i in state["start"]:
+                per_rep[state["rep"]][i] += (time.perf_counter() - state["start"].pop(i)) * 1e3
+
+        handles.append(first.register_forward_pre_hook(pre, with_kwargs=True))
+        handles.append(last.register_forward_hook(post))
+    try:
+        with torch.no_grad():
+            state["rep"] = -2
+            model(*inputs)
+            state["rep"] = -1
+            for _ in range(warmup):
+                model(*inputs)
+            for r in range(reps):
+                state["rep"] = r
+                model(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    total = forward_ms(model, inputs, device, reps, warmup)
+    total_ms = statistics.median(total)
+    region_ms = [statistics.median(rep[i] for rep in per_rep) for i in range(len(regions))]
+    covered = sum(region_ms)
+    # Hooks cost a little each; where the regions' sum passes the plain forward's time, scale them
+    # down so the shares still add up (and say so).
+    scale = min(1.0, total_ms / covered) if covered > 0 else 1.0
+    region_ms = [ms * scale for ms in region_ms]
+    return {"total_ms": total_ms, "total_samples_ms": total, "region_ms": region_ms,
+            "remainder_ms": max(0.0, total_ms - sum(region_ms)), "scaled": scale < 1.0}

@@ -1,0 +1,73 @@
+"""report.json and report.md of `kforge model`: where the time went, what each region's kernel
+gained alone and inside the model, and the whole model's latency for every variant."""
+
+from typing import Dict, List
+
+from kforge_worker.model import analysis
+
+
+def build(data: dict, kernels: Dict[str, dict], decisions: Dict[str, dict], final: List[str], runs: dict,
+          patch: str) -> dict:
+    final_run = runs.get("final") or {}
+    variants = final_run.get("variants", {}) if "failed" not in final_run else {}
+    rows = []
+    for r in data["regions"]:
+        k = kernels.get(r["name"], {})
+        d = decisions.get(r["name"], {})
+        rows.append({"name": r["name"], "kind": r["kind"], "instances": r["instances"], "calls": r["calls"],
+                     "share": r["share"], "problem": r.get("problem"), "skipped": r.get("skipped"),
+                     "run": k.get("run"), "kernel_speedup": k.get("speedup"), "kernel_status": k.get("status"),
+                     "installed": r["name"] in final, "end_to_end_speedup_alone": d.get("end_to_end_speedup_alone"),
+                     "why_not_installed": None if r["name"] in final else (d.get("why") or k.get("status") or "no kernel")})
+    kept = [row for row in rows if row["installed"]]
+    predicted = analysis.amdahl([row["share"] for row in kept], [row["kernel_speedup"] or 1.0 for row in kept]) if kept else 1.0
+    measured = variants.get("kforge", {}).get("speedup_vs_eager")
+    return {"schema": 1, "model": data["model"], "device": data["device"], "capture": data["capture"],
+            "eager_ms_profiled": data["eager_ms"], "remainder_share": data["remainder_share"],
+            "amdahl_bound": data["amdahl_bound"], "regions": rows, "installed": final, "patch": patch,
+            "predicted_speedup": predicted, "measured_speedup": measured,
+            "variants": {n: {"ms": v["ms"], "speedup_vs_eager": v.get("speedup_vs_eager")} for n, v in variants.items()},
+            "verdict": (final_run.get("verdicts") or {}).get("kforge"),
+            "measure_failed": final_run.get("failed") or (runs.get("all") or {}).get("failed")}
+
+
+def _x(v) -> str:
+    return "—" if v is None else f"{v:.2f}x"
+
+
+def markdown(rep: dict) -> str:
+    lines = [f"# kforge model: {rep['model'].rsplit('/', 1)[-1]} on {rep['device']}", ""]
+    cap = rep["capture"]
+    lines.append(f"Graph: {cap['method']}" + (f" — {cap['fallback_reason']}; regions are modules found while it ran eagerly"
+                                               if cap["fallback_reason"] else "") + ".")
+    bound = rep["amdahl_bound"]
+    lines.append(f"Eager forward when profiled: {rep['eager_ms_profiled']:.3f} ms; outside every region: "
+                 f"{rep['remainder_share']:.1%}; Amdahl bound over all regions: "
+                 f"{'unbounded' if bound is None else f'{bound:.2f}x'}.")
+    lines += ["", "| Region | Kind | Modules | Calls | Share | Kernel speedup | End to end alone | Installed |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rep["regions"]:
+        modules = "; ".join(" -> ".join(i) for i in r["instances"])
+        installed = "yes" if r["installed"] else f"no ({r['skipped'] or r['why_not_installed']})"
+        lines.append(f"| {r['name']} | {r['kind']} | {modules} | {r['calls']} | {r['share']:.1%} | "
+                     f"{_x(r['kernel_speedup'])} | {_x(r['end_to_end_speedup_alone'])} | {installed} |")
+    lines += ["", "## End to end", ""]
+    if rep["variants"]:
+        lines += ["| Variant | Latency (ms, median [95% interval]) | Speedup vs eager |", "|---|---|---|"]
+        for name, v in rep["variants"].items():
+            ms = v["ms"]
+            s = v.get("speedup_vs_eager")
+            lines.append(f"| {name} | {ms['median']:.3f} [{ms['low']:.3f}, {ms['high']:.3f}] | "
+                         + (f"{s['median']:.2f}x [{s['low']:.2f}, {s['high']:.2f}]" if s else "1.00x") + " |")
+        verdict = rep.get("verdict") or {}
+        if verdict.get("correct"):
+            lines.append(f"\nThe patched model matches the original on fresh inputs (max abs error "
+                         f"{verdict['max_abs_error']:.2g}).")
+    else:
+        lines.append("No region's kernel was installed" + (f": {rep['measure_failed']}" if rep.get("measure_failed") else "")
+                     + "; the model stays as it was.")
+    m = rep["measured_speedup"]
+    lines += ["", f"Predicted end-to-end speedup (Amdahl, the installed regions' kernel speedups): "
+              f"{rep['predicted_speedup']:.2f}x; measured: {_x(m['median'] if m else None)}.",
+              f"Patch: `{rep['patch']}` (`import patch; patch.apply(model)`)."]
+    return "\n".join(lines) + "\n"
