@@ -56,7 +56,7 @@ def class_ref(cls, imports: set) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def module_code(module: torch.nn.Module, imports: set, where: str) -> str:
+def module_code(module: torch.nn.Module, imports: set, where: str, indent: int = 8) -> str:
     """An expression that rebuilds ``module``: its class without calling its constructor, its plain
     attributes, empty weights of the right shapes and dtypes (the weights file fills them), and its
     submodules."""
@@ -73,9 +73,11 @@ def module_code(module: torch.nn.Module, imports: set, where: str) -> str:
                        for k, p in module._parameters.items() if p is not None)
     buffers = ", ".join(f"{k!r}: ({tuple(b.shape)!r}, {b.dtype}, {k not in module._non_persistent_buffers_set!r})"
                         for k, b in module._buffers.items() if b is not None)
-    children = ", ".join(f"{k!r}: {module_code(c, imports, f'{where}.{k}')}" for k, c in module._modules.items()
-                         if c is not None)
-    return f"_module({cls}, {{{', '.join(attrs)}}}, {{{params}}}, {{{buffers}}}, {{{children}}})"
+    pad = " " * (indent + 4)
+    children = [f"{pad}{k!r}: {module_code(c, imports, f'{where}.{k}', indent + 4)}" for k, c in module._modules.items()
+                if c is not None]
+    nested = "{\n" + ",\n".join(children) + "\n" + " " * indent + "}" if children else "{}"
+    return f"_module({cls}, {{{', '.join(attrs)}}}, {{{params}}}, {{{buffers}}}, {nested})"
 
 
 def user_code(source: str) -> str:
