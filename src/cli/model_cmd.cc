@@ -139,6 +139,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     const std::string name = region["name"];
     const fs::path run_dir = out / "runs" / name;
     json& k = kernels[name];
+    if (!k.is_object()) k = json::object();
     if (model::run_done(k)) continue;
     const std::int64_t resume_run = k.value("run", 0);
     auto argv = model::run_argv(kforge, opt, region, run_dir, resume_run);

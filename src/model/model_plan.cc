@@ -68,7 +68,7 @@ json kernel_entry(const json& s) {
   return k;
 }
 
-bool run_done(const json& kernel) { return kernel.value("status", "") == "finished"; }
+bool run_done(const json& kernel) { return kernel.is_object() && kernel.value("status", "") == "finished"; }
 
 fs::path next_model_dir(const fs::path& base) {
   for (int n = 1;; ++n) {

@@ -47,24 +47,12 @@ def call_order(model: torch.nn.Module, inputs: list) -> List[str]:
     return order
 
 
-def forward_ms(model, inputs, device: str, reps: int, warmup: int) -> List[float]:
-    with torch.no_grad():
-        for _ in range(warmup):
-            model(*inputs)
-        sync(device)
-        out = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            model(*inputs)
-            sync(device)
-            out.append((time.perf_counter() - t) * 1e3)
-    return out
-
-
 def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device: str,
             reps: int = 10, warmup: int = 2) -> dict:
     """Fills each region's ``calls`` (input specs per call) and returns the timings:
-    {"total_ms": [...], "regions": [per region: median ms per forward], "remainder_ms": ...}."""
+    {"total_ms", "total_samples_ms", "region_ms" (per region: median ms per forward), "remainder_ms",
+    "scaled"}. Each repetition runs the forward once with the region hooks timing and once with them
+    idle, so that both see the same load on the machine."""
     modules = dict(model.named_modules())
     per_rep: List[List[float]] = [[0.0] * len(regions) for _ in range(reps)]
     state = {"rep": -1, "start": {}}
@@ -73,18 +61,23 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
         first, last = modules[region.paths[0]], modules[region.paths[-1]]
 
         def pre(mod, args, kwargs, i=i, region=region):
+            if state["rep"] == -1:
+                return None
             if state["rep"] == -2:  # the recording call
                 region.calls.append({"specs": [spec(a) for a in args], "kwargs": sorted(kwargs)})
             sync(device)
             state["start"][i] = time.perf_counter()
+            return None
 
         def post(mod, args, output, i=i):
-            sync(device)
             if state["rep"] >= 0 and i in state["start"]:
+                sync(device)
                 per_rep[state["rep"]][i] += (time.perf_counter() - state["start"].pop(i)) * 1e3
+            return None
 
         handles.append(first.register_forward_pre_hook(pre, with_kwargs=True))
         handles.append(last.register_forward_hook(post))
+    total: List[float] = []
     try:
         with torch.no_grad():
             state["rep"] = -2
@@ -95,10 +88,15 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
             for r in range(reps):
                 state["rep"] = r
                 model(*inputs)
+                state["rep"] = -1
+                sync(device)
+                t = time.perf_counter()
+                model(*inputs)
+                sync(device)
+                total.append((time.perf_counter() - t) * 1e3)
     finally:
         for h in handles:
             h.remove()
-    total = forward_ms(model, inputs, device, reps, warmup)
     total_ms = statistics.median(total)
     region_ms = [statistics.median(rep[i] for rep in per_rep) for i in range(len(regions))]
     covered = sum(region_ms)
