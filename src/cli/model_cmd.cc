@@ -82,7 +82,8 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     opt.model = fs::absolute(opt.model).lexically_normal().string();
     registry.get(opt.target);  // an unknown target fails before anything runs
     if (opt.llm.empty()) opt.llm = config.get_string("llm.provider").value_or("");
-    if (opt.llm.empty()) throw InputError("no model: pass --llm KIND:MODEL or set [llm] provider in kforge.toml");
+    if (opt.llm.empty() && opt.top > 0)
+      throw InputError("no model: pass --llm KIND:MODEL or set [llm] provider in kforge.toml (or --top 0: no region runs)");
     if (a.rounds > 0) opt.run_args.insert(opt.run_args.end(), {"--rounds", std::to_string(a.rounds)});
     if (a.samples > 0) opt.run_args.insert(opt.run_args.end(), {"--samples", std::to_string(a.samples)});
     if (a.max_fix >= 0) opt.run_args.insert(opt.run_args.end(), {"--max-fix", std::to_string(a.max_fix)});

@@ -45,7 +45,8 @@ def test_model_profile_regions_loop_patch_verified_and_measured(kforge):
         assert rows[kind]["kernel_speedup"] is None and not rows[kind]["installed"]
     # Installed exactly where the kernel pays off inside the model, and the patched model verified.
     for kind in ("norm", "gemm+epilogue"):
-        assert rows[kind]["installed"] == (rows[kind]["end_to_end_speedup_alone"] > 1.0), rows[kind]
+        pays = rows[kind]["end_to_end_speedup_alone"] > 1.0 and rows[kind]["kernel_speedup"] > 1.0
+        assert rows[kind]["installed"] == pays, rows[kind]
     installed = [r["name"] for r in report["regions"] if r["installed"]]
     assert report["installed"] == installed
     if installed:
@@ -57,6 +58,7 @@ def test_model_profile_regions_loop_patch_verified_and_measured(kforge):
     md = (out / "report.md").read_text()
     assert "| Region | Kind | Modules | Calls | Share | Kernel speedup | End to end alone | Installed |" in md
     assert "Predicted end-to-end speedup" in md
+    assert "<svg" in (out / "report.html").read_text()
     assert "report:" in proc.stdout and "attention" in proc.stdout
 
     # patch.py alone (no kforge on the path but the model file's own folder) makes the model match.

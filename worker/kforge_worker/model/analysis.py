@@ -69,7 +69,8 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
         "inputs": [profiling.spec(v) for v in inputs],
         "capture": {"method": captured.method, "fallback_reason": captured.fallback_reason},
         "eager_ms": total, "eager_samples_ms": timing["total_samples_ms"], "remainder_ms": timing["remainder_ms"],
-        "remainder_share": timing["remainder_ms"] / total if total > 0 else 0.0, "hook_scaled": timing["scaled"],
+        "remainder_share": timing["remainder_ms"] / total if total > 0 else 0.0,
+        "hook_overhead_ms": timing["hook_overhead_ms"],
         "regions": out_regions,
         "amdahl_bound": None if amdahl(shares) == float("inf") else amdahl(shares),  # None: unbounded
     }

@@ -78,6 +78,7 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
         handles.append(first.register_forward_pre_hook(pre, with_kwargs=True))
         handles.append(last.register_forward_hook(post))
     total: List[float] = []
+    hooked: List[float] = []
     try:
         with torch.no_grad():
             state["rep"] = -2
@@ -87,7 +88,11 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
                 model(*inputs)
             for r in range(reps):
                 state["rep"] = r
+                sync(device)
+                t = time.perf_counter()
                 model(*inputs)
+                sync(device)
+                hooked.append((time.perf_counter() - t) * 1e3)
                 state["rep"] = -1
                 sync(device)
                 t = time.perf_counter()
@@ -98,11 +103,12 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
         for h in handles:
             h.remove()
     total_ms = statistics.median(total)
-    region_ms = [statistics.median(rep[i] for rep in per_rep) for i in range(len(regions))]
-    covered = sum(region_ms)
-    # Hooks cost a little each; where the regions' sum passes the plain forward's time, scale them
-    # down so the shares still add up (and say so).
-    scale = min(1.0, total_ms / covered) if covered > 0 else 1.0
-    region_ms = [ms * scale for ms in region_ms]
-    return {"total_ms": total_ms, "total_samples_ms": total, "region_ms": region_ms,
-            "remainder_ms": max(0.0, total_ms - sum(region_ms)), "scaled": scale < 1.0}
+    # A region's share is of the forward it was timed in (the regions are disjoint parts of it, so
+    # the shares cannot pass 1); its milliseconds are that share of the plain forward's time.
+    shares = [statistics.median(rep[i] / h for rep, h in zip(per_rep, hooked)) for i in range(len(regions))]
+    if sum(shares) > 1.0:  # medians of ratios can, barely
+        shares = [f / sum(shares) for f in shares]
+    region_ms = [f * total_ms for f in shares]
+    return {"total_ms": total_ms, "total_samples_ms": total, "hooked_samples_ms": hooked, "region_ms": region_ms,
+            "shares": shares, "remainder_ms": max(0.0, total_ms - sum(region_ms)),
+            "hook_overhead_ms": statistics.median(hooked) - total_ms}
