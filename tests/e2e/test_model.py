@@ -43,6 +43,7 @@ def test_model_profile_regions_loop_patch_verified_and_measured(kforge):
         assert rows[kind]["end_to_end_speedup_alone"] is not None, rows[kind]
     for kind in ("attention", "gemm"):
         assert rows[kind]["kernel_speedup"] is None and not rows[kind]["installed"]
+        assert rows[kind]["why_not_installed"].startswith("no correct kernel from run"), rows[kind]
     # Installed exactly where the kernel pays off inside the model, and the patched model verified.
     for kind in ("norm", "gemm+epilogue"):
         pays = rows[kind]["end_to_end_speedup_alone"] > 1.0 and rows[kind]["kernel_speedup"] > 1.0

@@ -169,6 +169,7 @@ def test_kernels_installed_verified_and_measured(mini_gpt, tmp_path):
     report = finish.finish(out, kernels, finish_args())
     rows = {r["kind"]: r for r in report["regions"]}
     assert not rows["norm"]["installed"] and "outside tolerance" in rows["norm"]["why_not_installed"]
+    assert rows["attention"]["why_not_installed"] == "not among the regions sent to the loop (--top)"
     gelu = rows["gemm+epilogue"]
     assert gelu["end_to_end_speedup_alone"] is not None
     assert gelu["installed"] == (gelu["end_to_end_speedup_alone"] > 1.0)  # its "run" said 1.2x

@@ -6,6 +6,16 @@ from typing import Dict, List
 from kforge_worker.model import analysis
 
 
+def _why_not(region: dict, kernel: dict, decision: dict) -> str:
+    if region.get("skipped"):
+        return f"not a problem: {region['skipped']}"
+    if not kernel:
+        return "not among the regions sent to the loop (--top)"
+    if not kernel.get("file"):
+        return kernel.get("error") or f"no correct kernel from run {kernel.get('run')} ({kernel.get('status')})"
+    return decision.get("why") or "not measured"
+
+
 def build(data: dict, kernels: Dict[str, dict], decisions: Dict[str, dict], final: List[str], runs: dict,
           patch: str) -> dict:
     final_run = runs.get("final") or {}
@@ -18,7 +28,7 @@ def build(data: dict, kernels: Dict[str, dict], decisions: Dict[str, dict], fina
                      "share": r["share"], "problem": r.get("problem"), "skipped": r.get("skipped"),
                      "run": k.get("run"), "kernel_speedup": k.get("speedup"), "kernel_status": k.get("status"),
                      "installed": r["name"] in final, "end_to_end_speedup_alone": d.get("end_to_end_speedup_alone"),
-                     "why_not_installed": None if r["name"] in final else (d.get("why") or k.get("status") or "no kernel")})
+                     "why_not_installed": None if r["name"] in final else _why_not(r, k, d)})
     kept = [row for row in rows if row["installed"]]
     predicted = analysis.amdahl([row["share"] for row in kept], [row["kernel_speedup"] or 1.0 for row in kept]) if kept else 1.0
     measured = variants.get("kforge", {}).get("speedup_vs_eager")
@@ -48,7 +58,7 @@ def markdown(rep: dict) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for r in rep["regions"]:
         modules = "; ".join(" -> ".join(i) for i in r["instances"])
-        installed = "yes" if r["installed"] else f"no ({r['skipped'] or r['why_not_installed']})"
+        installed = "yes" if r["installed"] else f"no ({r['why_not_installed']})"
         lines.append(f"| {r['name']} | {r['kind']} | {modules} | {r['calls']} | {r['share']:.1%} | "
                      f"{_x(r['kernel_speedup'])} | {_x(r['end_to_end_speedup_alone'])} | {installed} |")
     lines += ["", "## End to end", ""]
