@@ -21,6 +21,7 @@ void build_cli(CLI::App& app, GlobalOptions& global, int* exit_code) {
   register_run_command(app, global, exit_code);
   register_report_command(app, global, exit_code);
   register_bench_command(app, global, exit_code);
+  register_model_command(app, global, exit_code);
   register_profile_command(app, global, exit_code);
   register_doctor_command(app, global, exit_code);
   register_eval_request_command(app, global, exit_code);

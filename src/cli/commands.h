@@ -18,6 +18,7 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
 void register_profile_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_eval_request_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 void register_doctor_command(CLI::App& app, GlobalOptions& global, int* exit_code);
+void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code);
 
 // The whole command line: global options and every subcommand (the hidden `completion` and `man` too).
 void build_cli(CLI::App& app, GlobalOptions& global, int* exit_code);

@@ -1,0 +1,53 @@
+// What `kforge model` does between the worker's analysis and its report, as data: which regions go
+// through the loop, the `kforge run` each one is, what each run gave, and the state a resumed
+// `kforge model --resume N` continues from (model.json in the output folder).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge::model {
+
+struct ModelOptions {
+  std::string model;                  // absolute path of the model file
+  std::vector<std::string> sets;      // NAME=VALUE overrides of the model file's module-level sizes
+  std::string target = "cpu";
+  std::string device;                 // empty: the target's
+  std::string llm;
+  int top = 3;                        // regions through the loop, by share
+  std::vector<std::string> run_args;  // given to every region's `kforge run` (--rounds 2, --seed 1, ...)
+  int threads = 0;
+  int profile_reps = 10;              // forwards timed to attribute the model's time
+  int e2e_reps = 20;                  // interleaved forwards per variant end to end
+  bool e2e_compile = true;            // torch.compile among the end-to-end variants
+  std::string db;                     // --db for the runs (empty: the default store)
+  std::string out_dir;                // kforge-out/model-N
+};
+
+nlohmann::json to_json(const ModelOptions& options);
+ModelOptions options_from_json(const nlohmann::json& json);
+
+// The regions that go through the loop: those written as problems (not skipped), in the analysis's
+// order (by share), the first `top`.
+std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top);
+
+// `kforge run` for one region: fresh into `run_dir`, or `--resume RUN` of an earlier one.
+std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions& options, const nlohmann::json& region,
+                                  const std::filesystem::path& run_dir, std::int64_t resume_run);
+
+// What a region's run gave, from its summary.json: {run, status, file (best.py, when there is one),
+// speedup (the best's over eager)}.
+nlohmann::json kernel_entry(const nlohmann::json& run_summary);
+
+// Whether a run needs no more work: it finished (with or without a faster kernel).
+bool run_done(const nlohmann::json& kernel);
+
+// `base`/model-N for the first N not taken.
+std::filesystem::path next_model_dir(const std::filesystem::path& base);
+
+}  // namespace kforge::model

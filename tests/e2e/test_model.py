@@ -1,0 +1,93 @@
+"""`kforge model` end to end on the cpu target: a transformer block (kforge's equivalent of
+KernelBench level3/44_MiniGPTBlock) profiled, cut into regions written as problems, the regions
+through the refinement loop with scripted answers (exec:, tests/e2e/scripted/model_cmd), their
+kernels installed into the model, the patched model verified against the original and measured end
+to end."""
+
+import json
+import subprocess
+import sys
+
+from e2e_support import HERE
+
+SCRIPTED = HERE / "scripted"
+MINI_GPT = HERE / "problems" / "mini_gpt_block.py"
+QUICK_RUN = ["--rounds", "1", "--max-fix", "0", "--seed", "3", "--no-compile-baseline", "--no-profile",
+             "--run-arg=--eval-reps", "--run-arg=15", "--run-arg=--eval-warmup", "--run-arg=1",
+             "--run-arg=--eval-trials", "--run-arg=2"]
+
+
+def scripted(log) -> str:
+    return f"exec:{sys.executable} {SCRIPTED / 'model.py'} {SCRIPTED / 'model_cmd' / 'plan.json'} {log}"
+
+
+def test_model_profile_regions_loop_patch_verified_and_measured(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    proc = kforge.run("model", MINI_GPT, "--target", "cpu", "--llm", scripted(log), "--top", "4", "--threads", "1",
+                      "--no-e2e-compile", "--e2e-reps", "15", "--profile-reps", "5", *QUICK_RUN, "--json",
+                      kforge.tmp / "report.json", timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = kforge.tmp / "kforge-out" / "model-1"
+    report = json.loads((kforge.tmp / "report.json").read_text())
+    rows = {r["kind"]: r for r in report["regions"]}
+    assert set(rows) == {"attention", "gemm+epilogue", "gemm", "norm"}
+    assert rows["norm"]["instances"] == [["ln_1"], ["ln_2"]]
+    # Every region was a problem, and each went through a kforge run of its own.
+    for r in report["regions"]:
+        assert (out / "regions" / f"{r['name']}.py").is_file()
+        assert r["run"] and r["run"] > 0
+    # The two kernels were correct and timed by their runs; the regions answered without a program
+    # have no kernel and stay with PyTorch.
+    for kind in ("norm", "gemm+epilogue"):
+        assert rows[kind]["kernel_speedup"] is not None, rows[kind]
+        assert rows[kind]["end_to_end_speedup_alone"] is not None, rows[kind]
+    for kind in ("attention", "gemm"):
+        assert rows[kind]["kernel_speedup"] is None and not rows[kind]["installed"]
+        assert rows[kind]["why_not_installed"].startswith("no correct kernel from run"), rows[kind]
+    # Installed exactly where the kernel pays off inside the model, and the patched model verified.
+    for kind in ("norm", "gemm+epilogue"):
+        pays = rows[kind]["end_to_end_speedup_alone"] > 1.0 and rows[kind]["kernel_speedup"] > 1.0
+        assert rows[kind]["installed"] == pays, rows[kind]
+    installed = [r["name"] for r in report["regions"] if r["installed"]]
+    assert report["installed"] == installed
+    if installed:
+        assert report["verdict"]["correct"] is True
+        assert set(report["variants"]) == {"eager", "kforge"}
+        assert report["measured_speedup"]["low"] <= report["measured_speedup"]["median"] <= report["measured_speedup"]["high"]
+    shares = sum(r["share"] for r in report["regions"]) + report["remainder_share"]
+    assert abs(shares - 1.0) < 1e-9
+    md = (out / "report.md").read_text()
+    assert "| Region | Kind | Modules | Calls | Share | Kernel speedup | End to end alone | Installed |" in md
+    assert "Predicted end-to-end speedup" in md
+    assert "<svg" in (out / "report.html").read_text()
+    assert "report:" in proc.stdout and "attention" in proc.stdout
+
+    # patch.py alone (no kforge on the path but the model file's own folder) makes the model match.
+    code = (f"import importlib.util, sys, torch\n"
+            f"spec = importlib.util.spec_from_file_location('m', {str(MINI_GPT)!r}); m = importlib.util.module_from_spec(spec)\n"
+            f"spec.loader.exec_module(m); torch.manual_seed(0)\n"
+            f"model = m.Model(*m.get_init_inputs()).eval(); x = m.get_inputs()\n"
+            f"with torch.no_grad(): want = model(*x)\n"
+            f"sys.path.insert(0, {str(out)!r}); import patch; patch.apply(model)\n"
+            f"with torch.no_grad(): got = model(*x)\n"
+            f"print(len(patch.INSTALL), float((got - want).abs().max()))\n")
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=kforge.tmp)
+    assert proc.returncode == 0, proc.stderr
+    count, err = proc.stdout.split()
+    assert int(count) == len(installed) and float(err) < 1e-4
+
+    # Finished: a resume does no region's run again and reports the same regions.
+    before = log.read_text().count("\n")
+    again = kforge.run("model", "--resume", "1", timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert log.read_text().count("\n") == before
+
+
+def test_a_file_without_entry_points_is_a_clear_error(kforge):
+    bad = kforge.tmp / "not_a_model.py"
+    bad.write_text("import torch\nx = torch.ones(2)\n")
+    proc = kforge.run("model", bad, "--target", "cpu", "--llm", "manual:/nonexistent")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "defines no get_inputs()" in proc.stderr
+    missing = kforge.run("model", kforge.tmp / "missing.py", "--target", "cpu", "--llm", "manual:/x")
+    assert missing.returncode == 2 and "model file not found" in missing.stderr

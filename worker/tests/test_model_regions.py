@@ -1,0 +1,203 @@
+"""`kforge model`'s Python side: a model cut into regions written as problems, the shares of its
+time, and the kernels installed back, verified against the original and measured."""
+
+import json
+import re
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+import torch
+
+from kforge_worker import problem
+from kforge_worker.model import analysis, finish, loading, report as report_mod
+
+REPO = Path(__file__).resolve().parents[2]
+MINI_GPT = REPO / "tests" / "e2e" / "problems" / "mini_gpt_block.py"
+KERNELS = REPO / "tests" / "e2e" / "scripted" / "model_cmd"
+KERNELBENCH_GIT = Path("/work/.mirror/ScalingIntelligence+KernelBench/repo")
+SMALL = {"batch_size": 2, "seq_len": 16, "n_embd": 32, "n_head": 4, "max_seqlen": 16}
+
+
+def kernel_source(reply: str) -> str:
+    return re.search(r"```python\n(.*?)```", (KERNELS / reply).read_text(), re.S).group(1)
+
+
+def by_kind(result: dict) -> dict:
+    return {r["kind"]: r for r in result["regions"]}
+
+
+@pytest.fixture(scope="module")
+def mini_gpt(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mini_gpt")
+    torch.set_num_threads(1)
+    return out, analysis.analyze(str(MINI_GPT), {}, out, reps=5, warmup=1)
+
+
+def test_regions_of_a_transformer_block(mini_gpt):
+    _, result = mini_gpt
+    assert result["capture"] == {"method": "torch.export", "fallback_reason": ""}
+    kinds = by_kind(result)
+    assert set(kinds) == {"attention", "gemm+epilogue", "gemm", "norm"}
+    assert kinds["attention"]["instances"] == [["attn"]]
+    assert kinds["gemm+epilogue"]["instances"] == [["mlp.c_fc", "mlp.act"]]
+    # The two LayerNorms are one problem called twice.
+    assert kinds["norm"]["instances"] == [["ln_1"], ["ln_2"]] and kinds["norm"]["calls"] == 2
+    assert kinds["norm"]["inputs"] == [{"tensor": True, "shape": [4, 128, 64], "dtype": "float32"}]
+    shares = [r["share"] for r in result["regions"]]
+    assert shares == sorted(shares, reverse=True)
+    assert sum(shares) + result["remainder_share"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_each_region_problem_reproduces_its_modules(mini_gpt):
+    """The problem file's Model is the model's own modules, weights included, at the real shapes."""
+    _, result = mini_gpt
+    torch.manual_seed(0)
+    _, model, _, _ = loading.load(str(MINI_GPT), {}, "cpu", result["seed"])
+    modules = dict(model.named_modules())
+    for region in result["regions"]:
+        mod = problem.load_problem(region["problem"], module_name=f"region_{region['index']}")
+        assert mod.get_init_inputs() == []
+        inputs = mod.get_inputs()
+        assert [list(t.shape) for t in inputs] == [s["shape"] for s in region["inputs"]]
+        for paths in region["instances"][:1]:
+            expected = inputs[0]
+            with torch.no_grad():
+                for p in paths:
+                    expected = modules[p](expected)
+                got = mod.Model()(*inputs)
+            torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_a_region_problem_evaluates_as_a_problem(mini_gpt):
+    """The describe command kforge run's prompts come from takes the file unchanged."""
+    out, result = mini_gpt
+    path = by_kind(result)["norm"]["problem"]
+    proc = subprocess.run([sys.executable, "-m", "kforge_worker", "describe", path, "--json", str(out / "d.json")],
+                          capture_output=True, text=True, cwd=REPO / "worker")
+    assert proc.returncode == 0, proc.stderr
+    described = json.loads((out / "d.json").read_text())
+    assert described["inputs"][0]["shape"] == [4, 128, 64]
+
+
+def test_amdahl():
+    assert analysis.amdahl([0.5]) == pytest.approx(2.0)
+    assert analysis.amdahl([0.5, 0.25], [2.0, 1.0]) == pytest.approx(1 / 0.75)
+    assert analysis.amdahl([1.0]) == float("inf")
+
+
+def test_a_file_without_entry_points_is_a_clear_error(tmp_path):
+    path = tmp_path / "nothing.py"
+    path.write_text("import torch\nx = 1\n")
+    with pytest.raises(loading.ModelFileError, match="defines no get_inputs"):
+        loading.load(str(path), {})
+    path.write_text("import torch\ndef get_inputs():\n    return []\n")
+    with pytest.raises(loading.ModelFileError, match="defines no get_model"):
+        loading.load(str(path), {})
+    proc = subprocess.run([sys.executable, "-m", "kforge_worker.model", "analyze", str(path), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, cwd=REPO / "worker")
+    assert proc.returncode == 2 and "defines no get_model()" in proc.stderr
+
+
+LAMBDA_MODEL = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.how = lambda x: x * 2.0   # no file can hold this
+
+    def forward(self, x):
+        return torch.relu(self.how(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(32)
+        self.scaled = Scaled()
+        self.fc = nn.Linear(32, 32)
+
+    def forward(self, x):
+        if x.sum() > -1e30:            # data-dependent: torch.export cannot capture it
+            x = self.norm(x)
+        return self.fc(self.scaled(x))
+
+
+def get_model():
+    return Net()
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+'''
+
+
+def test_capture_failure_falls_back_and_a_bad_region_is_skipped(tmp_path):
+    path = tmp_path / "net.py"
+    path.write_text(LAMBDA_MODEL)
+    result = analysis.analyze(str(path), {}, tmp_path / "out", reps=3, warmup=1)
+    assert result["capture"]["method"] == "eager"
+    assert result["capture"]["fallback_reason"].startswith("torch.export failed")
+    regions = {r["instances"][0][0]: r for r in result["regions"]}
+    assert set(regions) == {"norm", "scaled", "fc"}  # no graph, so no fused chains
+    assert "scaled.how: a function attribute cannot be written" in regions["scaled"]["skipped"]
+    assert "problem" not in regions["scaled"]
+    assert Path(regions["norm"]["problem"]).is_file() and Path(regions["fc"]["problem"]).is_file()
+
+
+def finish_args(**kw):
+    return Namespace(threads=1, reps=kw.get("reps", 5), no_compile=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_kernels_installed_verified_and_measured(mini_gpt, tmp_path):
+    """Hand-written kernels for two regions, one of them wrong: the right one is verified inside the
+    whole model on fresh inputs; the wrong one never is, whatever it gains."""
+    out, result = mini_gpt
+    kinds = by_kind(result)
+    (tmp_path / "gelu.py").write_text(kernel_source("linear_gelu.md"))
+    wrong = kernel_source("layernorm.md").replace("yr[c] = (xr[c] - m) * inv * w[c] + b[c];",
+                                                  "yr[c] = (xr[c] - m) * inv * w[c] + b[c] + 1e-2f;")
+    (tmp_path / "norm.py").write_text(wrong)
+    kernels = {kinds["gemm+epilogue"]["name"]: {"file": str(tmp_path / "gelu.py"), "speedup": 1.2},
+               kinds["norm"]["name"]: {"file": str(tmp_path / "norm.py"), "speedup": 3.0}}
+    report = finish.finish(out, kernels, finish_args())
+    rows = {r["kind"]: r for r in report["regions"]}
+    assert not rows["norm"]["installed"] and "outside tolerance" in rows["norm"]["why_not_installed"]
+    assert rows["attention"]["why_not_installed"] == "not among the regions sent to the loop (--top)"
+    gelu = rows["gemm+epilogue"]
+    assert gelu["end_to_end_speedup_alone"] is not None
+    assert gelu["installed"] == (gelu["end_to_end_speedup_alone"] > 1.0)  # its "run" said 1.2x
+    page = report_mod.html(report)
+    assert page.count("<svg") == 1 and "Amdahl bound" in page and "<td>region-" in page
+    patch = (out / "patch.py").read_text()
+    assert ("'region-" in patch) == gelu["installed"]
+    if gelu["installed"]:
+        assert report["verdict"]["correct"] and report["measured_speedup"]["median"] > 0
+        # patch.py stands alone: the model made faster with nothing but torch and the file.
+        code = ("import sys, torch; sys.path.insert(0, %r); import patch;"
+                "from kforge_worker.model import loading;"
+                "_, m, x, _ = loading.load(%r, {}); e = m(*x); patch.apply(m); print(type(m.mlp.c_fc).__name__,"
+                " type(m.mlp.act).__name__, float((m(*x) - e).abs().max()))") % (str(out), str(MINI_GPT))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO / "worker")
+        name_fc, name_act, err = proc.stdout.split()
+        assert (name_fc, name_act) == ("ModelNew", "Identity") and float(err) < 1e-4
+
+
+def test_kernelbench_original_at_a_reduced_size(tmp_path):
+    if not KERNELBENCH_GIT.is_dir():
+        pytest.skip(f"no KernelBench mirror at {KERNELBENCH_GIT}")
+    source = subprocess.run(["git", f"--git-dir={KERNELBENCH_GIT}", "show", "HEAD:KernelBench/level3/44_MiniGPTBlock.py"],
+                            capture_output=True, text=True)
+    if source.returncode != 0:
+        pytest.skip("the KernelBench mirror has no level3/44_MiniGPTBlock.py")
+    path = tmp_path / "44_MiniGPTBlock.py"
+    path.write_text(source.stdout)
+    result = analysis.analyze(str(path), SMALL, tmp_path / "out", reps=3, warmup=1)
+    assert set(by_kind(result)) == {"attention", "gemm+epilogue", "gemm", "norm"}
+    assert by_kind(result)["norm"]["inputs"][0]["shape"] == [2, 16, 32]
