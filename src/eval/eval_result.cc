@@ -118,7 +118,7 @@ std::string summarize(const EvalResult& r) {
     const SpeedClaim claim = speed_claim(r.doc);
     if (claim.vs_faster) {
       out += fmt::format("speedup: {}\n", claim.figures());
-      out += fmt::format("verdict: {} — {}", claim.verdict_name(), claim.advice());
+      out += fmt::format("verdict: {}\n", claim.advice());
     }
     out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
     if (auto worst = max_iqr_rel(r.doc); worst && *worst > kUnstableIqrRel)

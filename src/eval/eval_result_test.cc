@@ -32,7 +32,7 @@ TEST(Summarize, LeadsWithTheFasterBaselineAndShowsEachSpread) {
                    "no speed-of-light figure"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("verdict: inconclusive"), std::string::npos) << s;
+  EXPECT_NE(s.find("verdict: Inconclusive"), std::string::npos) << s;
   EXPECT_EQ(s.find("unstable"), std::string::npos) << s;
 }
 
@@ -48,11 +48,11 @@ TEST(Summarize, ShowsTheIntervalsTheSpeedOfLightAndWhatTheyAllow) {
                    "(95% confidence intervals); 6.24% of speed of light"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("verdict: inconclusive — "), std::string::npos) << s;
+  EXPECT_NE(s.find("verdict: Inconclusive: "), std::string::npos) << s;
   EXPECT_NE(s.find("Measure again"), std::string::npos) << s;
   EXPECT_EQ(s.find("Keep using PyTorch"), std::string::npos) << s;
   doc["speedup"]["vs_compile"]["ci_low"] = 1.2;
-  EXPECT_NE(summarize(EvalResult{doc}).find("verdict: faster — "), std::string::npos);
+  EXPECT_NE(summarize(EvalResult{doc}).find("verdict: Faster than PyTorch"), std::string::npos);
 }
 
 // A candidate that failed before any trial shows no "0/0 trials passed" line.

@@ -107,7 +107,8 @@ std::string SpeedClaim::advice() const {
     case SpeedVerdictKind::kSlower:
       return "Slower than PyTorch beyond the noise: keep using PyTorch for this problem.";
     case SpeedVerdictKind::kInconclusive:
-      return "Inconclusive: an interval includes 1, so the measurement cannot tell it from PyTorch. Measure again "
+      return "Inconclusive: an interval includes 1 (or fewer than three timing rounds ran), so the measurement cannot "
+             "tell it from PyTorch. Measure again "
              "before choosing (an idle machine, more repetitions: `kforge eval ... --reps N`).";
     case SpeedVerdictKind::kUntimed: break;
   }

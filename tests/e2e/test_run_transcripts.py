@@ -95,7 +95,7 @@ def test_hand_answered_transcript_replays(kforge, transcript, problem, original,
 
     # The delivered best.py passes kforge's own checks: `kforge eval` of it is correct.
     proc, result = kforge.eval(PROBLEMS / problem, kforge.tmp / "out" / "best.py", "--target", "cpu", "--threads", "1",
-                               "--no-compile-baseline", "--eval-reps", "5", "--eval-trials", "2",
+                               "--no-compile-baseline", "--reps", "5", "--trials", "2",
                                *[a for s in sets for a in ("--set", s)])
     assert result and result["status"] == "correct", proc.stdout + proc.stderr
 
