@@ -27,6 +27,7 @@
 #include "loop/keep_decision.h"
 #include "loop/measurement_check.h"
 #include "loop/problem_facts.h"
+#include "loop/request_facts.h"
 #include "loop/speed_compare.h"
 #include "loop/transfer_source.h"
 #include "loop/unmeasured_context.h"
@@ -150,6 +151,7 @@ class Refiner {
   std::string best_shown_;  // the best whose source the generation conversations last saw
   int stale_rounds_ = 0;
   ProblemFacts facts_;
+  nlohmann::json request_facts_;  // rules, device, baseline: what every request states (request_facts.h)
   std::string notes_, example_reference_, example_candidate_, transfer_, transfer_target_;
 };
 
@@ -230,6 +232,7 @@ json Refiner::base_context() const {
               {"example", {{"reference", example_reference_}, {"candidate", example_candidate_}}},
               {"history", history_rows(history_)}};
   ctx["has_history"] = !history_.empty();
+  ctx.update(request_facts_);
   return ctx;
 }
 
@@ -327,8 +330,16 @@ json Refiner::profile_best(int round, const std::string& analyze_step) {
   json detail = {{"candidate", best_->step}};
   for (const char* key : {"summary", "chart", "analysis", "error", "notes"})
     if (doc.contains(key)) detail[key] = doc[key];
+  // Whether Nsight Compute's figures reached the analysis, and why not: in the log and the summary.
+  if (doc.contains("ncu") && doc["ncu"].is_object())
+    detail["ncu"] = {{"status", doc["ncu"].value("status", "")}, {"note", doc["ncu"].value("note", "")}};
   decide(round, step, "profile", best_->sha256, detail);
   if (doc.contains("error")) event(fmt::format("round {}: profile of {} failed: {}", round, best_->step, doc["error"].get<std::string>()));
+  if (detail.contains("ncu") && detail["ncu"].value("status", "") != "ok") {
+    const std::string note = detail["ncu"].value("note", "");
+    spdlog::warn("{}: no Nsight Compute metrics for {} ({}): {}", step, best_->step, detail["ncu"].value("status", ""), note);
+    event(fmt::format("round {}: no Nsight Compute metrics: {}", round, note));
+  }
   return doc;
 }
 
@@ -548,6 +559,18 @@ std::optional<std::string> Refiner::stop_reason(int round) const {
 RunOutcome Refiner::run() {
   facts_ = describe_problem(ctx_.eval_base.python, opt_.problem, opt_.overrides, ctx_.work_dir / "problem");
   if (!facts_.note.empty()) event("prompts go without input shapes: " + facts_.note);
+  // The device, the baselines and the bound, measured once before round 0 and stored with the run,
+  // so a resumed run states the same figures.
+  json baseline;
+  for (const auto& d : ctx_.store->decisions(ctx_.run_id))
+    if (d.step == "baseline" && d.kind == "baseline") baseline = d.detail;
+  if (baseline.is_null()) {
+    if (ctx_.progress) ctx_.progress->set_candidate("baseline", "measuring the device and PyTorch's times");
+    baseline = measure_baseline(ctx_.eval_base, ctx_.work_dir / "baseline");
+    if (baseline.contains("error")) event("the first prompt goes without baseline times: " + baseline.value("error", ""));
+    decide(0, "baseline", "baseline", "", baseline);
+  }
+  request_facts_ = request_facts(ctx_.eval_base, baseline);
   notes_ = fs::exists(ctx_.target.notes) ? read_file(ctx_.target.notes) : "";
   example_reference_ = read_file(ctx_.target.example_reference);
   example_candidate_ = read_file(ctx_.target.example_candidate);
