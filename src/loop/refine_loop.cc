@@ -148,7 +148,6 @@ class Refiner {
   std::optional<std::pair<std::string, json>> last_profile_;  // the best candidate's sha256 and profile
   std::vector<AttemptRecord> history_;
   std::optional<LatestAttempt> latest_;
-  std::string best_shown_;  // the best whose source the generation conversations last saw
   int stale_rounds_ = 0;
   ProblemFacts facts_;
   nlohmann::json request_facts_;  // rules, device, baseline: what every request states (request_facts.h)
@@ -236,18 +235,22 @@ json Refiner::base_context() const {
   return ctx;
 }
 
-// What round `round` (>= 1) adds to each generation conversation: the best (its source only when the
-// conversations have not seen it), every attempt, the latest rejected attempt's diff, the advice.
+// Round `round`'s (>= 1) generation request, whole: the problem, the target notes, the best's source
+// once, the attempts (at most kHistoryRows), the latest rejected attempt's diff and the advice. Not
+// the conversation of earlier rounds: a request's size does not grow with the round.
+constexpr std::size_t kHistoryRows = 12;
+
 json Refiner::round_context(int round, const std::vector<std::string>& recs) {
   json ctx = base_context();
   ctx["round"] = round;
+  std::size_t omitted = 0;
+  ctx["history"] = recent_history_rows(ctx["history"], kHistoryRows, omitted);
+  if (omitted > 0) ctx["history_omitted"] = omitted;
   if (best_) {
     ctx["best"] = {{"step", best_->step},
                    {"source", best_->source},
-                   {"show_source", best_shown_ != best_->step},
                    {"vs_eager", ratio_text(speedup_ratio(best_->eval, "eager"))}};
     if (auto c = speedup_ratio(best_->eval, "compile")) ctx["best"]["vs_compile"] = c->text();
-    best_shown_ = best_->step;
   }
   if (latest_ && !latest_->became_best && best_) {
     ctx["rejected"] = {{"step", latest_->attempt.step},
@@ -581,8 +584,9 @@ RunOutcome Refiner::run() {
   fs::create_directories(ctx_.work_dir / "candidates");
   fs::create_directories(ctx_.work_dir / "logs");
 
-  // One generation conversation per sample, kept across rounds: the target's notes and example go
-  // only into its first message; each later round adds what is new.
+  // One generation conversation per sample and round: round 0's is the task with the target's notes
+  // and example; a later round's starts again from one message that carries everything it needs
+  // (round_context), and the fixes of its sample follow it.
   std::vector<std::vector<llm::Message>> lanes(static_cast<std::size_t>(opt_.samples));
   RunOutcome outcome;
   int round = 0;
@@ -608,8 +612,10 @@ RunOutcome Refiner::run() {
         const llm::Message user = prompt(llm::Role::kUser, "generate.user", gctx);
         for (auto& lane : lanes) lane = {system, user};
       } else {
-        const llm::Message user = prompt(llm::Role::kUser, "generate.round", round_context(round, recs));
-        for (auto& lane : lanes) lane.push_back(user);
+        const json rctx = round_context(round, recs);
+        const llm::Message system = prompt(llm::Role::kSystem, "generate.system", rctx);
+        const llm::Message user = prompt(llm::Role::kUser, "generate.round", rctx);
+        for (auto& lane : lanes) lane = {system, user};
       }
 
       // Independent samples: each runs its own functional passes; evaluations are bounded by --jobs.
