@@ -41,15 +41,19 @@ mu::data to_data(const nlohmann::json& j) {
   }
 }
 
-}  // namespace
-
-std::string render_template(const std::string& text, const nlohmann::json& context, const std::string& what) {
+std::string render_data(const std::string& text, const mu::data& data, const std::string& what) {
   mu::mustache tmpl{text};
   if (!tmpl.is_valid()) throw InputError(fmt::format("{}: {}", what, tmpl.error_message()));
   tmpl.set_custom_escape([](const std::string& s) { return s; });
-  std::string out = tmpl.render(to_data(context));
+  std::string out = tmpl.render(data);
   if (!tmpl.is_valid()) throw InputError(fmt::format("{}: {}", what, tmpl.error_message()));
   return out;
+}
+
+}  // namespace
+
+std::string render_template(const std::string& text, const nlohmann::json& context, const std::string& what) {
+  return render_data(text, to_data(context), what);
 }
 
 PromptLibrary PromptLibrary::load(const fs::path& dir) {
@@ -72,7 +76,13 @@ std::string PromptLibrary::render(const std::string& name, const nlohmann::json&
   auto it = templates_.find(name);
   if (it == templates_.end())
     throw InputError(fmt::format("prompt template {}.mustache not found in {}", name, dir_.string()));
-  return render_template(it->second, context, (dir_ / (name + ".mustache")).string());
+  // Every template is also a partial: `{{> facts}}` renders facts.mustache with the same context,
+  // so what several requests state comes from one file.
+  mu::data data = to_data(context);
+  if (data.is_object())
+    for (const auto& [partial, text] : templates_)
+      if (partial != name && !context.contains(partial)) data.set(partial, mu::partial{[text = text] { return text; }});
+  return render_data(it->second, data, (dir_ / (name + ".mustache")).string());
 }
 
 }  // namespace kforge::agent

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "profile/ncu_runner.h"
+#include "profile/profiler.h"
 #include "cli/interpreter_probe.h"
 #include "target/readiness.h"
 #include "target/target.h"
@@ -136,6 +138,47 @@ std::vector<DoctorCheck> tool_checks(const json& interpreter) {
   return out;
 }
 
+// Nsight Compute around a sandboxed candidate, as `kforge run` and `kforge profile` use it: the cuda
+// target's example profiled once (a few seconds of GPU time). Only where there is something to check:
+// a GPU, ncu and bubblewrap.
+std::optional<DoctorCheck> ncu_sandbox_check(const std::string& python, bool gpu) {
+  auto ncu = profile::find_ncu("");
+  if (!gpu || !ncu || !usable_bwrap()) return std::nullopt;
+  const fs::path cuda = data_dir() / "targets" / "cuda";
+  if (!fs::exists(cuda / "target.toml")) return std::nullopt;
+  profile::ProfileOptions p;
+  try {
+    p.eval.target = load_target(cuda);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the targets check reports a broken target
+  }
+  p.eval.problem = p.eval.target.example_reference;
+  p.eval.candidate = p.eval.target.example_candidate;
+  p.eval.device = "cuda";
+  p.eval.python = python;
+  p.eval.sandbox = true;
+  p.eval.trials = 1;
+  p.eval.compile_baseline = false;
+  p.eval.log_dir = state_dir() / "doctor" / "ncu";
+  p.reps = 3;
+  p.profiler_reps = 1;
+  p.ncu_calls = 1;
+  p.ncu_timeout_s = 180;
+  const std::string name = "ncu, sandboxed";
+  try {
+    const json doc = profile::run_profile(p);
+    const json n = doc.value("ncu", json::object());
+    if (n.value("status", "") == "ok")
+      return DoctorCheck{name, CheckLevel::kOk, "profiled the cuda example's candidate inside its sandbox", ""};
+    return DoctorCheck{name, CheckLevel::kWarn,
+                       fmt::format("{} (logs: {})", n.value("note", std::string("no Nsight Compute metrics")), p.eval.log_dir.string()),
+                       "see docs/profiling.md: the analysis agent then gets kforge's timing model only"};
+  } catch (const std::exception& e) {
+    return DoctorCheck{name, CheckLevel::kWarn, fmt::format("the profile failed: {}", e.what()),
+                       "see docs/profiling.md"};
+  }
+}
+
 }  // namespace
 
 bool DoctorReport::ready() const {
@@ -183,6 +226,7 @@ DoctorReport run_doctor(const DoctorInputs& in) {
   const json interpreter = probe_interpreter(in.python);
   for (auto& c : interpreter_checks(in.python, interpreter)) report.checks.push_back(std::move(c));
   for (auto& c : tool_checks(interpreter)) report.checks.push_back(std::move(c));
+  if (auto c = ncu_sandbox_check(in.python, !interpreter.value("gpus", json::array()).empty())) report.checks.push_back(*c);
   report.checks.push_back(store_check(in.store));
   // Each target's [requires] table against this machine, as `kforge targets` shows it.
   const MachineProbe machine = this_machine(in.python, targets);

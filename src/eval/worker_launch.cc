@@ -157,6 +157,28 @@ std::vector<fs::path> sandbox_device_nodes(const Target& target) {
 }
 
 // What a sandbox needs to run the worker's interpreter and the toolchains, read-only.
+// What a wrapper tool (Nsight Compute under `kforge profile`) needs inside the candidate's sandbox,
+// read-only: the folder of its real binary and its install tree. CUDA's `bin/ncu` is a launcher
+// script that looks for `<toolkit>/nsight-compute*` and `/opt/nvidia/nsight-compute/<version>`, where
+// the real ncu, its injection libraries and its sections are; without them it fails inside the
+// sandbox with "nsight-compute directory is not found". Its temporary files go to the sandbox's /tmp.
+std::vector<fs::path> wrapper_paths(const std::vector<std::string>& wrapper) {
+  std::vector<fs::path> paths;
+  if (wrapper.empty()) return paths;
+  std::error_code ec;
+  const fs::path real = fs::canonical(wrapper.front(), ec);
+  if (ec) return paths;
+  if (real.filename() != "ncu") return {real.parent_path()};
+  // The tree first, then what lies inside it: a folder is bound once, and the tree's bind covers it.
+  const fs::path root = real.parent_path().parent_path();  // the toolkit (bin/ncu) or /opt/nvidia/nsight-compute
+  paths.push_back(root);
+  paths.push_back(real.parent_path());
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (entry.path().filename().string().rfind("nsight-compute", 0) == 0) paths.push_back(entry.path());
+  if (fs::is_directory("/opt/nvidia/nsight-compute", ec)) paths.emplace_back("/opt/nvidia/nsight-compute");
+  return paths;
+}
+
 std::vector<fs::path> runtime_paths(const EvalOptions& options, const std::map<std::string, std::string>& env) {
   std::vector<fs::path> paths;
   for (const auto& p : python_info(options.python).prefixes) paths.push_back(p);
@@ -255,6 +277,7 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     policy.read_only.push_back(cache / "pycache");
     policy.read_only.push_back(dirs.shared);
     policy.writable = {dirs.candidate};
+    for (const auto& p : wrapper_paths(options.candidate_wrapper)) policy.read_only.push_back(p);
     policy.devices = sandbox_device_nodes(options.target);
     // The sandbox binds folders where they really are: name the interpreter by its folder's real path
     // (a virtualenv linked from elsewhere), keeping its own name so that it still finds its venv.

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -53,6 +54,41 @@ TEST(WorkerSpawn, ACompilerOutsideUsrNamedByCcIsInTheCandidatesView) {
   EXPECT_TRUE(binds_read_only(with_cc.spawn.argv, opt)) << "the toolchain's folder, read-only";
   EXPECT_FALSE(binds_read_only(without_cc.spawn.argv, opt)) << "only when a compiler there is named";
   EXPECT_FALSE(binds_read_only(with_cc.spawn.argv, "/opt")) << "never all of /opt (only an empty folder on the way)";
+}
+
+// Nsight Compute around a sandboxed candidate: CUDA's bin/ncu is a launcher that finds the real ncu
+// (its injection libraries, its sections) in the toolkit's nsight-compute-<version> folder or under
+// /opt/nvidia/nsight-compute; inside a sandbox without them every profile failed with
+// "nsight-compute directory is not found under .../bin/../". The install tree is bound, read-only.
+TEST(WorkerSpawn, NsightComputesInstallTreeIsInTheCandidatesViewReadOnly) {
+  const fs::path source = KFORGE_SOURCE_DIR;
+  if (!fs::exists(source / ".venv" / "bin" / "python")) GTEST_SKIP() << "no Python environment at .venv";
+  if (!usable_bwrap()) GTEST_SKIP() << "bubblewrap cannot make a sandbox here";
+  const fs::path toolkit = fs::temp_directory_path() / ("kforge-ncu-test-" + std::to_string(::getpid()));
+  fs::create_directories(toolkit / "bin");
+  fs::create_directories(toolkit / "nsight-compute-2025.3.0" / "target");
+  std::ofstream(toolkit / "bin" / "ncu") << "#!/bin/sh\n";
+  fs::permissions(toolkit / "bin" / "ncu", fs::perms::owner_all);
+  EvalOptions options;
+  options.problem = source / "tests" / "e2e" / "problems" / "tiny_add.py";
+  options.target = load_target(source / "targets" / "cpu");
+  options.python = (source / ".venv" / "bin" / "python").string();
+  const WorkerDirs dirs{"/tmp/kforge-test-shared", "", "/tmp/kforge-test-candidate"};
+  const auto plain = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  options.candidate_wrapper = {(toolkit / "bin" / "ncu").string(), "--export", "/tmp/kforge-test-candidate/c.ncu-rep"};
+  const auto wrapped = worker_spawn(WorkerRole::kCandidate, options, dirs, 1);
+  const fs::path real = fs::canonical(toolkit);
+  fs::remove_all(toolkit);
+
+  ASSERT_EQ(wrapped.isolation, "bubblewrap");
+  EXPECT_TRUE(binds_read_only(wrapped.spawn.argv, real / "nsight-compute-2025.3.0")) << "ncu's own tree";
+  EXPECT_TRUE(binds_read_only(wrapped.spawn.argv, real / "bin")) << "the launcher's folder";
+  EXPECT_FALSE(binds_read_only(plain.spawn.argv, real / "nsight-compute-2025.3.0")) << "only under the wrapper";
+  // The wrapper runs inside the sandbox, in front of the worker.
+  const auto& argv = wrapped.spawn.argv;
+  auto at = std::find(argv.begin(), argv.end(), (toolkit / "bin" / "ncu").string());
+  ASSERT_NE(at, argv.end());
+  EXPECT_NE(std::find(at, argv.end(), "kforge_worker"), argv.end());
 }
 
 // Bytecode goes to one folder of kforge's cache: the trusted reference writes it, a candidate only

@@ -78,4 +78,18 @@ json history_rows(const std::vector<AttemptRecord>& unordered) {
   return rows;
 }
 
+json recent_history_rows(const json& rows, std::size_t max_rows, std::size_t& omitted) {
+  std::vector<bool> keep(rows.size(), false);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < rows.size() && kept < max_rows; ++i)
+    if (rows[i].value("decision", "").rfind("kept", 0) == 0) keep[i] = true, ++kept;
+  for (std::size_t i = rows.size(); i-- > 0 && kept < max_rows;)
+    if (!keep[i]) keep[i] = true, ++kept;
+  json out = json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (keep[i]) out.push_back(rows[i]);
+  omitted = rows.size() - out.size();
+  return out;
+}
+
 }  // namespace kforge::loop

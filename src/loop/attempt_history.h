@@ -36,4 +36,9 @@ struct AttemptRecord {
 // `verdict` carries the measurement flags ("kept, unstable"), `decision` is the verdict alone.
 nlohmann::json history_rows(const std::vector<AttemptRecord>& history);
 
+// At most `max_rows` of history_rows' rows, in order, so a round's request does not grow with the
+// round: every attempt that became the best (decision "kept..."), then the most recent others.
+// `omitted` gets how many were left out.
+nlohmann::json recent_history_rows(const nlohmann::json& rows, std::size_t max_rows, std::size_t& omitted);
+
 }  // namespace kforge::loop

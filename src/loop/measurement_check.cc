@@ -18,9 +18,12 @@ MeasurementFlags check_measurement(const json& doc, double max_iqr_rel) {
     const json pct = sol.value(key, json());
     if (pct.is_number() && pct.get<double>() > 100.0) {
       m.flags.push_back("over_bound");
-      m.reasons.push_back(fmt::format("{:.0f}% of its speed-of-light bound ({:.3g} ms): physically impossible, so "
-                                      "the bound or the measurement is wrong",
-                                      pct.get<double>(), sol.value("sol_ms", 0.0)));
+      // The bound is the fastest route the precision policy allows (sol.py's flop_routes): beyond it
+      // no allowed route could go, whatever the kernel does.
+      const std::string route = sol.value("route", "");
+      m.reasons.push_back(fmt::format("{:.0f}% of its speed-of-light bound ({:.3g} ms{}): faster than any route the "
+                                      "precision policy allows could run, so the bound or the measurement is wrong",
+                                      pct.get<double>(), sol.value("sol_ms", 0.0), route.empty() ? "" : ", " + route));
     }
   }
   const json cand = doc.value("timing", json::object()).value("candidate", json());

@@ -101,6 +101,16 @@ std::string sol_text(const json& doc) {
       "- bound: {}-bound, speed of light {:.3g} ms ({} FLOPs at {:.3g} GFLOP/s; {} at {:.3g} GB/s)\n",
       sol.value("bound", "?"), sol.value("sol_ms", 0.0), sol.value("flops", 0), sol.value("peak_flops_per_s", 0.0) / 1e9,
       bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
+  if (sol.value("route", json()).is_string()) {
+    out += "- fastest allowed route: " + sol["route"].get<std::string>();
+    std::string others;
+    for (const auto& r : sol.value("routes", json::array()))
+      if (r.value("route", "") != sol["route"].get<std::string>() && r.value("peak_flops_per_s", json()).is_number())
+        others += fmt::format("{}{} at {:.3g} TFLOP/s", others.empty() ? "" : "; ", r.value("route", ""),
+                              r["peak_flops_per_s"].get<double>() / 1e12);
+    if (!others.empty()) out += " (others: " + others + ")";
+    out += "\n";
+  }
   if (sol.value("candidate_pct_of_sol", json()).is_number())
     out += fmt::format("- this candidate: {:.3g}% of speed of light", sol["candidate_pct_of_sol"].get<double>());
   if (sol.value("eager_pct_of_sol", json()).is_number())

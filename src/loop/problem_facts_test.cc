@@ -31,4 +31,17 @@ TEST(ProblemFacts, SolTextKeepsTheNumbersThatMatter) {
   EXPECT_EQ(sol_text(json::object()), "");
 }
 
+TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
+  json doc = json::parse(R"json({"sol": {"sol_ms": 0.08, "bound": "compute", "flops": 1099511627776, "bytes": 805306368,
+    "peak_flops_per_s": 1.4e14, "bandwidth_bytes_per_s": 4.658e12,
+    "route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)",
+    "routes": [{"route": "float32 at the measured library rate", "peak_flops_per_s": 5.06e13},
+               {"route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)", "peak_flops_per_s": 1.4e14}]}})json");
+  std::string text = sol_text(doc);
+  EXPECT_NE(text.find("- fastest allowed route: 3xTF32 error-compensated tensor cores (accepted by the float64 audit) "
+                      "(others: float32 at the measured library rate at 50.6 TFLOP/s)\n"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace kforge::loop

@@ -28,6 +28,7 @@
 #include "loop/keep_decision.h"
 #include "loop/measurement_check.h"
 #include "loop/problem_facts.h"
+#include "loop/request_facts.h"
 #include "loop/speed_compare.h"
 #include "loop/transfer_source.h"
 #include "loop/unmeasured_context.h"
@@ -168,9 +169,9 @@ class Refiner {
   std::optional<std::pair<std::string, json>> last_profile_;  // the best candidate's sha256 and profile
   std::vector<AttemptRecord> history_;
   std::optional<LatestAttempt> latest_;
-  std::string best_shown_;  // the best whose source the generation conversations last saw
   int stale_rounds_ = 0;
   ProblemFacts facts_;
+  nlohmann::json request_facts_;  // rules, device, baseline: what every request states (request_facts.h)
   std::string notes_, example_reference_, example_candidate_, transfer_, transfer_target_;
 };
 
@@ -254,21 +255,26 @@ json Refiner::base_context() const {
               {"example", {{"reference", example_reference_}, {"candidate", example_candidate_}}},
               {"history", history_rows(history_)}};
   ctx["has_history"] = !history_.empty();
+  ctx.update(request_facts_);
   return ctx;
 }
 
-// What round `round` (>= 1) adds to each generation conversation: the best (its source only when the
-// conversations have not seen it), every attempt, the latest rejected attempt's diff, the advice.
+// Round `round`'s (>= 1) generation request, whole: the problem, the target notes, the best's source
+// once, the attempts (at most kHistoryRows), the latest rejected attempt's diff and the advice. Not
+// the conversation of earlier rounds: a request's size does not grow with the round.
+constexpr std::size_t kHistoryRows = 12;
+
 json Refiner::round_context(int round, const std::vector<std::string>& recs) {
   json ctx = base_context();
   ctx["round"] = round;
+  std::size_t omitted = 0;
+  ctx["history"] = recent_history_rows(ctx["history"], kHistoryRows, omitted);
+  if (omitted > 0) ctx["history_omitted"] = omitted;
   if (best_) {
     ctx["best"] = {{"step", best_->step},
                    {"source", best_->source},
-                   {"show_source", best_shown_ != best_->step},
                    {"vs_eager", ratio_text(speedup_ratio(best_->eval, "eager"))}};
     if (auto c = speedup_ratio(best_->eval, "compile")) ctx["best"]["vs_compile"] = c->text();
-    best_shown_ = best_->step;
   }
   if (latest_ && !latest_->became_best && best_) {
     ctx["rejected"] = {{"step", latest_->attempt.step},
@@ -360,8 +366,16 @@ json Refiner::profile_best(int round) {
   json detail = {{"candidate", best_->step}};
   for (const char* key : {"summary", "chart", "analysis", "error", "notes"})
     if (doc.contains(key)) detail[key] = doc[key];
+  // Whether Nsight Compute's figures reached the analysis, and why not: in the log and the summary.
+  if (doc.contains("ncu") && doc["ncu"].is_object())
+    detail["ncu"] = {{"status", doc["ncu"].value("status", "")}, {"note", doc["ncu"].value("note", "")}};
   decide(round, step, "profile", best_->sha256, detail);
   if (doc.contains("error")) event(fmt::format("round {}: profile of {} failed: {}", round, best_->step, doc["error"].get<std::string>()));
+  if (detail.contains("ncu") && detail["ncu"].value("status", "") != "ok") {
+    const std::string note = detail["ncu"].value("note", "");
+    spdlog::warn("{}: no Nsight Compute metrics for {} ({}): {}", step, best_->step, detail["ncu"].value("status", ""), note);
+    event(fmt::format("round {}: no Nsight Compute metrics: {}", round, note));
+  }
   step_stored(step);
   return doc;
 }
@@ -587,6 +601,18 @@ std::optional<std::string> Refiner::stop_reason(int round) const {
 RunOutcome Refiner::run() {
   facts_ = describe_problem(ctx_.eval_base.python, opt_.problem, opt_.overrides, ctx_.work_dir / "problem");
   if (!facts_.note.empty()) event("prompts go without input shapes: " + facts_.note);
+  // The device, the baselines and the bound, measured once before round 0 and stored with the run,
+  // so a resumed run states the same figures.
+  json baseline;
+  for (const auto& d : ctx_.store->decisions(ctx_.run_id))
+    if (d.step == "baseline" && d.kind == "baseline") baseline = d.detail;
+  if (baseline.is_null()) {
+    if (ctx_.progress) ctx_.progress->set_candidate("baseline", "measuring the device and PyTorch's times");
+    baseline = measure_baseline(ctx_.eval_base, ctx_.work_dir / "baseline");
+    if (baseline.contains("error")) event("the first prompt goes without baseline times: " + baseline.value("error", ""));
+    decide(0, "baseline", "baseline", "", baseline);
+  }
+  request_facts_ = request_facts(ctx_.eval_base, baseline);
   notes_ = fs::exists(ctx_.target.notes) ? read_file(ctx_.target.notes) : "";
   example_reference_ = read_file(ctx_.target.example_reference);
   example_candidate_ = read_file(ctx_.target.example_candidate);
@@ -597,8 +623,9 @@ RunOutcome Refiner::run() {
   fs::create_directories(ctx_.work_dir / "candidates");
   fs::create_directories(ctx_.work_dir / "logs");
 
-  // One generation conversation per sample, kept across rounds: the target's notes and example go
-  // only into its first message; each later round adds what is new.
+  // One generation conversation per sample and round: round 0's is the task with the target's notes
+  // and example; a later round's starts again from one message that carries everything it needs
+  // (round_context), and the fixes of its sample follow it.
   std::vector<std::vector<llm::Message>> lanes(static_cast<std::size_t>(opt_.samples));
   RunOutcome outcome;
   int round = 0;
@@ -624,8 +651,10 @@ RunOutcome Refiner::run() {
         const llm::Message user = prompt(llm::Role::kUser, "generate.user", gctx);
         for (auto& lane : lanes) lane = {system, user};
       } else {
-        const llm::Message user = prompt(llm::Role::kUser, "generate.round", round_context(round, recs));
-        for (auto& lane : lanes) lane.push_back(user);
+        const json rctx = round_context(round, recs);
+        const llm::Message system = prompt(llm::Role::kSystem, "generate.system", rctx);
+        const llm::Message user = prompt(llm::Role::kUser, "generate.round", rctx);
+        for (auto& lane : lanes) lane = {system, user};
       }
 
       // Independent samples: each runs its own functional passes; evaluations are bounded by --jobs.

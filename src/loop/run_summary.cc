@@ -1,6 +1,8 @@
 #include "util/clean_text.h"
 #include "loop/run_summary.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -109,13 +111,32 @@ json build_summary(const Store& store, std::int64_t run_id) {
   json best_by_round = json::array();
   std::map<int, json> best_at_round;
   int max_round = -1;
+  json profiles = json::array();
   for (const auto& d : store.decisions(run_id)) {
+    if (d.kind == "baseline") {  // measured before round 0: what the first prompt stated
+      const json& b = d.detail;
+      const auto median = [&](const char* which) { return b.value(which, json::object()).value("median_ms", json()); };
+      s["baseline"] = {{"device", b.value("device", json::object()).value("name", "")},
+                       {"eager_ms", median("eager")},
+                       {"compile_ms", median("compile")},
+                       {"sol_ms", b.value("sol", json::object()).value("sol_ms", json())},
+                       {"sol_route", b.value("sol", json::object()).value("route", json())}};
+      if (b.contains("error")) s["baseline"]["error"] = b["error"];
+      continue;
+    }
     if (d.kind == "stop") {  // recorded after the last round, with the count of rounds run
       s["stop_reason"] = d.detail.value("reason", "");
       s["rounds"] = d.detail.value("rounds", 0);
       continue;
     }
     max_round = std::max(max_round, d.round);
+    if (d.kind == "profile") {  // the profile step of a round: whether Nsight Compute's metrics came
+      json p = {{"step", d.step}, {"round", d.round}, {"candidate", d.detail.value("candidate", "")}};
+      if (d.detail.contains("ncu")) p["ncu"] = d.detail["ncu"];
+      if (d.detail.contains("error")) p["error"] = d.detail["error"];
+      profiles.push_back(p);
+      continue;
+    }
     if (d.kind == "analysis") {
       recommendations[std::to_string(d.round)] = d.detail.value("recommendations", json::array());
       continue;
@@ -182,6 +203,7 @@ json build_summary(const Store& store, std::int64_t run_id) {
                              {"timing_spread", current.is_null() ? json() : current.value("timing_spread", json())}});
   }
   s["candidates"] = candidates;
+  s["profiles"] = profiles;
   s["best"] = best;
   s["best_by_round"] = best_by_round;
   s["recommendations"] = recommendations;
@@ -197,6 +219,18 @@ json build_summary(const Store& store, std::int64_t run_id) {
     usage["cost_usd"] = usage["cost_usd"].get<double>() + c.response.value("cost_usd", 0.0);
   }
   s["usage"] = usage;
+  // How large each request was (characters of its messages): a round's generation request carries
+  // the problem, the notes, the best and the attempts, so it should not grow with the round.
+  json sizes = json::array();
+  for (const auto& c : store.llm_calls(run_id)) {
+    std::size_t chars = 0, messages = 0;
+    for (const auto& m : c.request.value("messages", json::array())) {
+      ++messages;
+      for (const auto& p : m.value("content", json::array())) chars += p.value("text", "").size();
+    }
+    sizes.push_back({{"step", c.step}, {"chars", chars}, {"messages", messages}});
+  }
+  s["request_sizes"] = sizes;
   s["evaluations"] = evaluations.size();
   s["verdict"] = verdict_text(s);
   return s;
@@ -250,6 +284,29 @@ std::string verdict_text(const json& s) {
   return line;
 }
 
+// "generation r0 14.2 kB, r1 15.1 kB, r2 15.3 kB; analysis up to 9.8 kB": the largest request of each
+// kind per round.
+std::string request_sizes_text(const json& sizes) {
+  std::map<int, std::size_t> generation;
+  std::size_t analysis = 0;
+  for (const auto& r : sizes) {
+    const std::string step = r.value("step", "");
+    const std::size_t chars = r.value("chars", std::size_t{0});
+    if (step.find("analyze") != std::string::npos) {
+      analysis = std::max(analysis, chars);
+    } else if (step.size() > 1 && step[0] == 'r' && std::isdigit(static_cast<unsigned char>(step[1]))) {
+      auto& m = generation[std::atoi(step.c_str() + 1)];
+      m = std::max(m, chars);
+    }
+  }
+  if (generation.empty() && analysis == 0) return "none";
+  const auto kb = [](std::size_t c) { return fmt::format("{:.1f} kB", c / 1000.0); };
+  std::string out;
+  for (const auto& [round, chars] : generation) out += fmt::format("{}r{} {}", out.empty() ? "generation " : ", ", round, kb(chars));
+  if (analysis > 0) out += fmt::format("{}analysis up to {}", out.empty() ? "" : "; ", kb(analysis));
+  return out;
+}
+
 std::string markdown_report(const json& s) {
   std::string out = fmt::format("# kforge run {}: `{}` on `{}`\n\n", s.value("run_id", 0),
                                 std::filesystem::path(s.value("problem", "")).filename().string(), s.value("target", ""));
@@ -295,6 +352,10 @@ std::string markdown_report(const json& s) {
   out += fmt::format("| Stopped because | {} |\n", it != kStopReasons.end() ? it->second : stop);
   out += fmt::format("| LLM calls | {} ({} input / {} output tokens, ${:.4f}) |\n", usage.value("calls", 0),
                      usage.value("input_tokens", 0), usage.value("output_tokens", 0), usage.value("cost_usd", 0.0));
+  out += fmt::format("| Request sizes | {} |\n", request_sizes_text(s.value("request_sizes", json::array())));
+  for (const auto& p : s.value("profiles", json::array()))
+    if (const json ncu = p.value("ncu", json::object()); ncu.value("status", "ok") != "ok")
+      out += fmt::format("| Profile {} | no Nsight Compute metrics: {} |\n", p.value("step", ""), ncu.value("note", ""));
   out += fmt::format("| Evaluations | {} |\n\n", s.value("evaluations", 0));
 
   out += "## Speedup over iterations\n\n";

@@ -16,6 +16,9 @@ nlohmann::json build_summary(const Store& store, std::int64_t run_id);
 // The report written next to the best candidate: verdict, settings, speedup over iterations.
 std::string markdown_report(const nlohmann::json& summary);
 
+// The summary's request_sizes in one line: the largest generation request per round, the largest analysis.
+std::string request_sizes_text(const nlohmann::json& sizes);
+
 // The trajectory for a terminal.
 std::string text_report(const nlohmann::json& summary);
 

@@ -179,3 +179,34 @@ TEST_F(RunSummaryTest, TheVerdictNamesTheLibraryCallsTheBestKeeps) {
 }
 
 }  // namespace kforge::loop
+
+namespace kforge::loop {
+
+// Why a round's analysis had no Nsight Compute metrics, and how large each request was, are in the
+// summary and the report, not only in the prompt.
+TEST_F(RunSummaryTest, ProfilesWithoutNcuMetricsAndRequestSizesAreReported) {
+  Store store(dir_ / "k.db");
+  auto id = store.create_run("/p/1_gemm.py", "abc", "cuda", "replay:t.jsonl", json::object());
+  const std::string note = "Nsight Compute gave no profile: nsight-compute directory is not found";
+  store.add_decision(id, 1, "r1.profile", "profile", "s0",
+                     {{"candidate", "r0.s0.a0"}, {"ncu", {{"status", "failed"}, {"note", note}}}});
+  auto request = [](std::size_t chars) {
+    return json{{"messages", json::array({{{"role", "system"}, {"content", json::array({{{"type", "text"}, {"text", std::string(100, 's')}}})}},
+                                          {{"role", "user"}, {"content", json::array({{{"type", "text"}, {"text", std::string(chars, 'u')}}})}}})}};
+  };
+  store.add_llm_call(id, "r0.s0.a0.gen", request(14000), {{"text", "x"}});
+  store.add_llm_call(id, "r1.analyze", request(9000), {{"text", "x"}});
+  store.add_llm_call(id, "r1.s0.a0.gen", request(15000), {{"text", "x"}});
+  json s = build_summary(store, id);
+  ASSERT_EQ(s["profiles"].size(), 1u);
+  EXPECT_EQ(s["profiles"][0]["ncu"]["note"], note);
+  ASSERT_EQ(s["request_sizes"].size(), 3u);
+  EXPECT_EQ(s["request_sizes"][0]["chars"], 14100);
+  EXPECT_EQ(s["request_sizes"][0]["messages"], 2);
+  const std::string report = markdown_report(s);
+  EXPECT_NE(report.find("| Profile r1.profile | no Nsight Compute metrics: " + note + " |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Request sizes | generation r0 14.1 kB, r1 15.1 kB; analysis up to 9.1 kB |"), std::string::npos)
+      << report;
+}
+
+}  // namespace kforge::loop

@@ -42,6 +42,9 @@ json unmeasured_context(const json& ctx) {
   // A profile that was asked for but failed (a timeout under load) reads as one that was taken.
   if (out.value("profile_requested", false)) out["profile"] = kMeasured;
   out.erase("flags");
+  // The device and the baselines measured before round 0 (request_facts.h): this machine's figures.
+  if (out.contains("device")) out["device"] = {{"measured", false}, {"spec", kMeasured}};
+  if (out.contains("baseline")) out["baseline"] = {{"measured", false}, {"error", kMeasured}};
   if (out.contains("best")) {
     mask(out["best"], "vs_eager");
     mask(out["best"], "vs_compile");

@@ -34,6 +34,10 @@ def user_text(call: dict) -> str:
     return "".join(p.get("text", "") for p in last["content"])
 
 
+def summary_sizes(kforge) -> list:
+    return json.loads((kforge.tmp / "out" / "summary.json").read_text())["request_sizes"]
+
+
 def db(kforge) -> sqlite3.Connection:
     return sqlite3.connect(kforge.tmp / "state" / "kforge.db")
 
@@ -76,11 +80,18 @@ def test_compile_error_then_wrong_then_slow_then_fast(kforge):
     assert "volatile float v = x[i];" in analyze and "| candidate |" in analyze
     assert "Drop `cflags=[\"-O0\"]`" in user_text(made[4])
     assert "Current best candidate (r0.s0.a2)" in user_text(made[4])
-    # One conversation: the round's message follows round 0's, and the target notes are not repeated.
+    # A compact request: round 1 starts again from one message carrying the problem, the target notes
+    # and the best's source once, not round 0's conversation.
     notes_heading = "## How to write kernels for `cpu`"
-    first_user = [m for m in made[4]["request"]["messages"] if m["role"] == "user"][0]
-    assert notes_heading in "".join(p.get("text", "") for p in first_user["content"])
-    assert notes_heading not in user_text(made[4])
+    assert [m["role"] for m in made[4]["request"]["messages"]] == ["system", "user"]
+    round1 = user_text(made[4])
+    assert round1.count(notes_heading) == 1 and round1.count("volatile float v = x[i];") <= 1
+    assert "# Round 1" in round1 and "## Reference program (PyTorch), as it runs" in round1
+    # Every request states the rules and the device kforge measured, from the first on.
+    system = "".join(p.get("text", "") for p in made[0]["request"]["messages"][0]["content"])
+    assert "## The rules kforge judges by" in system and "## The device, as kforge measured it" in system
+    assert "| PyTorch eager |" in system and "Speed of light:" in system
+    assert [s["step"] for s in summary_sizes(kforge)][:1] == ["r0.s0.a0.gen"]
 
     summary = json.loads((kforge.tmp / "out" / "summary.json").read_text())
     assert summary["best"]["step"] == "r1.s0.a0"

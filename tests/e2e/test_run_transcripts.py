@@ -76,14 +76,18 @@ def test_hand_answered_transcript_replays(kforge, transcript, problem, original,
         assert re.search(rf"^{name} = {value}  # --set {name}={value} \(the file says \d+\)$", first, re.M), s
     assert shape_line in first
 
-    # Each later generation request adds the history of every attempt, as ratios (no timings), not the notes.
+    # Each later generation request is whole and compact: one message with the problem, the notes once,
+    # the history of every attempt as ratios (no timings); not the conversation, so it does not grow.
     later = [r for r in made[1:] if not is_analysis(r)]
     assert len(later) == 3
     for r in later:
+        assert [m["role"] for m in r["messages"]] == ["system", "user"]
         added = texts(r, "user")[-1]
         assert "## Every attempt so far" in added and "| r0.s0.a0 | kept (first correct)" in added
-        assert "## How to write kernels for `cpu`" not in added
+        assert added.count("## How to write kernels for `cpu`") == 1
         assert not re.search(r"\d ms\b", added), added
+    sizes = [sum(len(t) for role in ("system", "user") for t in texts(r, role)) for r in later]
+    assert max(sizes) < 1.5 * min(sizes), sizes
     assert all("Shapes and dtypes" in texts(r, "user")[0] for r in made if is_analysis(r))
 
     # The last round: its analysis and its generation request show the attempt not kept and what it changed.

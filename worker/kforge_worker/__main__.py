@@ -2,7 +2,8 @@
 ``python -m kforge_worker peaks --device D --cache DIR [--threads N]`` to measure and cache a device's
 peaks (speed of light) ahead of time, e.g. before a parallel test run would load the machine, or
 ``python -m kforge_worker describe PROBLEM [--set N=V]... --json FILE`` for the source as it runs and the
-shapes and dtypes of its inputs (kforge run's prompts)."""
+shapes and dtypes of its inputs (kforge run's prompts), or ``python -m kforge_worker baseline PROBLEM ...``
+for the device, the baselines' times and the speed of light that kforge run's first prompt states."""
 
 import argparse
 import os
@@ -23,7 +24,23 @@ def main(argv=None) -> int:
     describe.add_argument("problem")
     describe.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     describe.add_argument("--json", required=True, help="where the description goes")
+    baseline = sub.add_parser("baseline", help="the device, eager and torch.compile times and speed of light, "
+                                               "before any candidate (kforge run's first prompt)")
+    baseline.add_argument("problem")
+    baseline.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    baseline.add_argument("--device", default="cpu")
+    baseline.add_argument("--threads", type=int, default=0)
+    baseline.add_argument("--reps", type=int, default=20)
+    baseline.add_argument("--cache", default="", help="the peaks cache folder (<kforge cache>/peaks)")
+    baseline.add_argument("--precision", default="strict", choices=["strict", "relaxed"])
+    baseline.add_argument("--no-compile", action="store_true", help="do not time torch.compile")
+    baseline.add_argument("--json", required=True, help="where the measurements go")
     args = parser.parse_args(argv)
+
+    if args.command == "baseline":
+        from kforge_worker import baseline as measure_baseline
+
+        return measure_baseline.main(args.problem, args.set, args)
 
     if args.command == "describe":
         from kforge_worker import describe as describe_problem

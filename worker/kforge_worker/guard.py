@@ -100,7 +100,7 @@ class Guard:
         peaks = sol.device_peaks(ref.device, req.get("peaks_cache"), bool(req.get("remeasure_peaks")))
         floats = [t for t in _leaves(trial["outputs"]) if t.is_floating_point()]
         dtype = floats[0].dtype if floats else torch.float32
-        out = sol.speed_of_light(flops, nbytes, dtype, peaks)
+        out = sol.speed_of_light(flops, nbytes, dtype, peaks, self.policy)
         if note:
             out["note"] = note
         out["peaks"] = {"flops_per_s": peaks["flops"], "bandwidth": peaks["bandwidth"]}

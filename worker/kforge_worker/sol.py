@@ -29,7 +29,7 @@ import torch
 
 from kforge_worker import backends, dispatch_mode, peak_bounds, tensors
 
-PEAKS_VERSION = 2  # 2: GPU bandwidth is the best of copy, read and write streams, timed with events
+PEAKS_VERSION = 3  # 2: GPU bandwidth is the best of copy, read and write streams, timed with events; 3: TF32 rate
 
 
 class _FlopCounter(dispatch_mode.LightDispatchMode):
@@ -160,13 +160,42 @@ def bandwidth_for(peaks: dict, working_set: int) -> float:
     return max(lv["bytes_per_s"] for lv in levels if lv["working_set_bytes"] >= floor)
 
 
-def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict) -> dict:
+# The error-compensated route splits each fp32 operand into a TF32 high part and a residual and adds
+# three TF32 products (hi*hi + hi*lo + lo*hi): fp32-level error, a third of the TF32 rate.
+COMPENSATED_PRODUCTS = 3
+
+
+def flop_routes(name: str, peaks: dict, policy: str = "strict") -> list:
+    """The arithmetic routes the precision policy allows for the reference's counted FLOPs (matmuls,
+    convolutions, attention: tensor-core work) in dtype ``name``, each with its measured rate. fp32
+    under ``strict``: FFMA on the CUDA cores, and error-compensated tensor-core math (3xTF32), which
+    the float64 audit (precision.py) accepts since its error is fp32's; under ``relaxed``, TF32
+    itself."""
+    rates = peaks["flops"]
+    peak = rates.get(name) or rates.get("float32")
+    routes = [{"route": f"{name} at the measured library rate", "peak_flops_per_s": peak}]
+    tf32 = rates.get("tfloat32")
+    if name == "float32" and tf32:
+        if policy == "relaxed":
+            routes.append({"route": "TF32 tensor cores (relaxed precision)", "peak_flops_per_s": tf32})
+        else:
+            routes.append({"route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)",
+                           "peak_flops_per_s": tf32 / COMPENSATED_PRODUCTS})
+    return routes
+
+
+def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict, policy: str = "strict") -> dict:
+    """The bound by the fastest allowed route (flop_routes): an honest kernel may take any of them, so
+    only a time below this one is physically impossible."""
     name = str(dtype).replace("torch.", "")
-    peak_flops = peaks["flops"].get(name) or peaks["flops"].get("float32")
+    routes = flop_routes(name, peaks, policy)
+    fastest = max(routes, key=lambda r: r["peak_flops_per_s"] or 0)
+    peak_flops = fastest["peak_flops_per_s"]
     bandwidth = bandwidth_for(peaks, nbytes)
     compute_ms = 1e3 * flops / peak_flops if peak_flops else 0.0
     memory_ms = 1e3 * nbytes / bandwidth
     return {"flops": flops, "bytes": nbytes, "dtype": name, "peak_flops_per_s": peak_flops,
             "bandwidth_bytes_per_s": bandwidth, "compute_ms": compute_ms, "memory_ms": memory_ms,
             "sol_ms": max(compute_ms, memory_ms), "bound": "compute" if compute_ms >= memory_ms else "memory",
+            "route": fastest["route"], "routes": routes,
             "peaks_cached": peaks.get("cached", False), "peaks_key": peaks.get("key", {})}

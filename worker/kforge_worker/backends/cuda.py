@@ -45,6 +45,16 @@ def measure_peaks(device: str) -> dict:
         for dtype, size in MATMUL_N.items():
             a, b = torch.rand(size, size, dtype=dtype, device=dev), torch.rand(size, size, dtype=dtype, device=dev)
             flops[str(dtype).replace("torch.", "")] = 2 * size ** 3 / _best(lambda: torch.mm(a, b), 5)
+        # fp32 products on the tensor cores (TF32): the rate behind the error-compensated 3xTF32 route
+        # of strict precision (sol.flop_routes). The switch is restored for the evaluation's policy.
+        size = MATMUL_N[torch.float32]
+        a, b = torch.rand(size, size, device=dev), torch.rand(size, size, device=dev)
+        allowed = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            flops["tfloat32"] = 2 * size ** 3 / _best(lambda: torch.mm(a, b), 5)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = allowed
     return {"bandwidth": levels, "flops": flops}
 
 

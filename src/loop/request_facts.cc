@@ -1,0 +1,183 @@
+#include "loop/request_facts.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "eval/device_lock.h"
+#include "eval/worker_launch.h"
+#include "util/environment.h"
+#include "util/files.h"
+#include "util/paths.h"
+#include "util/subprocess.h"
+
+namespace kforge::loop {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string ms_text(double ms) { return fmt::format("{:.4g} ms", ms); }
+
+// "0.412 ms (p25 0.401, p75 0.425; IQR 6% of the median, 30 reps)"
+json spread_context(const json& t) {
+  if (!t.is_object() || !t.value("median_ms", json()).is_number()) return json();
+  const double median = t["median_ms"].get<double>();
+  return {{"median", ms_text(median)},
+          {"p25", ms_text(t.value("p25_ms", median))},
+          {"p75", ms_text(t.value("p75_ms", median))},
+          {"iqr_pct", fmt::format("{:.0f}%", 100 * t.value("iqr_rel", 0.0))},
+          {"reps", t.value("reps", 0)}};
+}
+
+std::string rate_text(double flops_per_s) {
+  return flops_per_s >= 1e12 ? fmt::format("{:.3g} TFLOP/s", flops_per_s / 1e12) : fmt::format("{:.3g} GFLOP/s", flops_per_s / 1e9);
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
+std::string flop_text(double flops) {
+  if (flops >= 1e9) return fmt::format("{:.4g} GFLOP", flops / 1e9);
+  if (flops >= 1e6) return fmt::format("{:.4g} MFLOP", flops / 1e6);
+  return fmt::format("{:.0f} FLOP", flops);
+}
+
+json rules_context(const EvalOptions& base, const json& baseline) {
+  const auto& allowed = base.target.allowed_torch_calls;
+  json rules = {{"allowed_calls", join(allowed)}, {"library_allowed", !allowed.empty()}};
+  std::vector<std::string> main;
+  const json ops = baseline.value("main_computation", json::array());
+  for (const auto& op : ops)
+    if (op.is_string()) main.push_back(op.get<std::string>());
+  if (!main.empty()) rules["main_computation"] = join(main);
+  const bool strict = base.precision != "relaxed";
+  rules["precision"] = base.precision;
+  rules["strict"] = strict;
+  json tolerances = json::array();
+  const json tols = baseline.value("tolerances", json::object());  // kept: items() of a temporary dangles
+  for (const auto& [dtype, tol] : tols.items())
+    if (tol.is_number()) tolerances.push_back({{"dtype", dtype}, {"tol", fmt::format("{:g}", tol.get<double>())}});
+  rules["tolerances"] = tolerances;
+  rules["has_tolerances"] = !tolerances.empty();
+  const json audit = baseline.value("audit", json::object());
+  rules["audit_k"] = fmt::format("{:g}", audit.value("k", 16.0));
+  rules["audit_ulps"] = fmt::format("{:g}", audit.value("ulps", 8.0));
+  return rules;
+}
+
+json device_context(const EvalOptions& base, const json& baseline) {
+  const json d = baseline.value("device", json::object());
+  json dev = {{"spec", base.device}, {"measured", d.is_object() && d.contains("name")}};
+  if (!dev["measured"].get<bool>()) return dev;
+  dev["name"] = d.value("name", "");
+  dev["gpu"] = d.value("kind", "") != "cpu";
+  dev["threads"] = d.value("threads", 0);
+  if (d.value("sm_count", json()).is_number()) dev["sm_count"] = d["sm_count"];
+  if (d.value("compute_capability", json()).is_string()) dev["compute_capability"] = d["compute_capability"];
+  if (d.value("memory_bytes", json()).is_number()) dev["memory"] = fmt::format("{:.1f} GiB", d["memory_bytes"].get<double>() / (1ull << 30));
+  if (d.value("l2_bytes", 0.0) > 0) dev["l2"] = fmt::format("{:.0f} MiB", d["l2_bytes"].get<double>() / (1 << 20));
+  const json peaks = baseline.value("peaks", json::object());
+  json flops = json::array();
+  const json rates = peaks.value("flops_per_s", json::object());
+  for (const auto& [dtype, rate] : rates.items())
+    if (rate.is_number()) flops.push_back({{"dtype", dtype}, {"rate", rate_text(rate.get<double>())}});
+  dev["flops"] = flops;
+  json bandwidth = json::array();
+  const json levels = peaks.value("bandwidth", json::array());
+  for (const auto& level : levels)
+    if (level.value("bytes_per_s", json()).is_number())
+      bandwidth.push_back({{"rate", fmt::format("{:.4g} GB/s", level["bytes_per_s"].get<double>() / 1e9)},
+                           {"working_set", bytes_text(level.value("working_set_bytes", 0.0))}});
+  dev["bandwidth"] = bandwidth;
+  std::string implausible;
+  const json notes = peaks.value("implausible", json::array());
+  for (const auto& p : notes)
+    if (p.is_string()) implausible += (implausible.empty() ? "" : "; ") + p.get<std::string>();
+  if (!implausible.empty()) dev["implausible"] = implausible;
+  return dev;
+}
+
+json baseline_context(const json& baseline) {
+  json b = {{"measured", baseline.contains("eager")}};
+  if (baseline.contains("error")) b["error"] = baseline["error"];
+  if (!b["measured"].get<bool>()) return b;
+  b["eager"] = spread_context(baseline["eager"]);
+  if (json c = spread_context(baseline.value("compile", json())); !c.is_null()) b["compile"] = c;
+  if (baseline.contains("compile_error")) b["compile_error"] = baseline["compile_error"];
+  const json sol = baseline.value("sol", json::object());
+  if (sol.value("sol_ms", json()).is_number()) {
+    const double sol_ms = sol["sol_ms"].get<double>();
+    json s = {{"ms", ms_text(sol_ms)},
+              {"bound", sol.value("bound", "?")},
+              {"flops", flop_text(sol.value("flops", 0.0))},
+              {"bytes", bytes_text(sol.value("bytes", 0.0))},
+              {"dtype", sol.value("dtype", "")},
+              {"peak", rate_text(sol.value("peak_flops_per_s", 0.0))},
+              {"bandwidth", fmt::format("{:.4g} GB/s", sol.value("bandwidth_bytes_per_s", 0.0) / 1e9)}};
+    if (sol.contains("route")) s["route"] = sol["route"];
+    const double eager = baseline["eager"].value("median_ms", 0.0);
+    if (sol_ms > 0 && eager > 0) s["eager_pct"] = fmt::format("{:.3g}%", 100 * sol_ms / eager);
+    b["sol"] = s;
+  }
+  return b;
+}
+
+}  // namespace
+
+json measure_baseline(const EvalOptions& base, const fs::path& scratch) {
+  fs::create_directories(scratch / "home");
+  const int threads = base.threads > 0 ? base.threads : available_cpus();  // as the evaluator resolves it
+  const fs::path out = scratch / "baseline.json";
+  std::vector<std::string> argv = {base.python, "-m", "kforge_worker", "baseline", base.problem.string(),
+                                   "--device", base.device, "--threads", std::to_string(threads),
+                                   "--reps", std::to_string(std::max(5, base.reps)), "--precision", base.precision,
+                                   "--cache", (cache_dir() / "peaks").string(), "--json", out.string()};
+  if (!base.compile_baseline) argv.push_back("--no-compile");
+  for (const auto& [name, value] : base.overrides) {
+    argv.push_back("--set");
+    argv.push_back(name + "=" + value);
+  }
+  // The reference worker's environment: its caches (Inductor's, so the evaluations reuse this
+  // compile), the target's [env] and its device selection.
+  WorkerDirs dirs{scratch / "home", scratch / "home", scratch / "home"};
+  std::map<std::string, std::string> env = worker_environment(WorkerRole::kReference, base, dirs, threads);
+  env.erase("KFORGE_RESPONSE_FD");
+  std::error_code ec;
+  fs::remove(out, ec);
+  std::optional<DeviceLock> lock = DeviceLock::acquire(base.device, base.target.device_lock, state_dir() / "locks");
+  CommandResult r = run_command(argv, std::chrono::seconds(static_cast<int>(base.reference_timeout_s)), &env);
+  lock.reset();
+  if (r.exit_code == 0 && fs::exists(out)) {
+    try {
+      return json::parse(read_file(out));
+    } catch (const std::exception& e) {
+      return {{"error", std::string("unreadable baseline measurement: ") + e.what()}};
+    }
+  }
+  std::string tail = r.output.size() > 600 ? r.output.substr(r.output.size() - 600) : r.output;
+  spdlog::warn("baseline measurement failed (exit code {}): {}", r.exit_code, tail);
+  return {{"error", fmt::format("the baseline measurement failed (exit code {})", r.exit_code)}};
+}
+
+json request_facts(const EvalOptions& base, const json& baseline) {
+  return {{"rules", rules_context(base, baseline)},
+          {"device", device_context(base, baseline)},
+          {"baseline", baseline_context(baseline)}};
+}
+
+}  // namespace kforge::loop

@@ -1,0 +1,31 @@
+"""The speed-of-light bound per route: the fastest arithmetic the precision policy allows on the device."""
+
+import torch
+
+from kforge_worker import sol
+
+# An H200 as kforge measured it (fp32 FFMA rate of cuBLAS, TF32 tensor cores), and its bandwidth.
+PEAKS = {"flops": {"float32": 50.6e12, "tfloat32": 420e12, "bfloat16": 705e12},
+         "bandwidth": [{"working_set_bytes": 1 << 32, "bytes_per_s": 4.658e12}]}
+GEMM = 2 * 8192 ** 3  # an fp32 8192^3 GEMM: compute-bound on any route
+
+
+def test_strict_fp32_gemm_bound_includes_error_compensated_tensor_cores():
+    bound = sol.speed_of_light(GEMM, 3 * 8192 * 8192 * 4, torch.float32, PEAKS, "strict")
+    assert bound["route"].startswith("3xTF32") and bound["peak_flops_per_s"] == 420e12 / 3
+    assert [r["peak_flops_per_s"] for r in bound["routes"]] == [50.6e12, 420e12 / 3]
+    # A 3xTF32 kernel 1.4x faster than cuBLAS's FFMA GEMM is within this bound, not "impossible".
+    cublas_ms = 1e3 * GEMM / 50.6e12 / 0.99
+    assert cublas_ms / 1.4 > bound["sol_ms"]
+
+
+def test_relaxed_allows_tf32_itself_and_other_dtypes_keep_their_own_rate():
+    assert sol.speed_of_light(GEMM, 1, torch.float32, PEAKS, "relaxed")["peak_flops_per_s"] == 420e12
+    bf16 = sol.speed_of_light(GEMM, 1, torch.bfloat16, PEAKS, "strict")
+    assert bf16["peak_flops_per_s"] == 705e12 and len(bf16["routes"]) == 1
+
+
+def test_without_a_tf32_measurement_the_fp32_rate_is_the_only_route():
+    peaks = {"flops": {"float32": 1e11}, "bandwidth": PEAKS["bandwidth"]}  # a CPU: no tensor cores
+    bound = sol.speed_of_light(GEMM, 1, torch.float32, peaks, "strict")
+    assert bound["peak_flops_per_s"] == 1e11 and len(bound["routes"]) == 1
