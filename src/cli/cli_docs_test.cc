@@ -52,7 +52,7 @@ TEST_F(CliDocs, InternalFlagsStayOutOfCompletionsAndManPage) {
 
 TEST_F(CliDocs, CompletionAndManAreListedAsCommands) {
   const std::string bash = bash_completion(app_);
-  EXPECT_NE(bash.find("subcommands=\"eval targets llm run report bench profile doctor completion man\""),
+  EXPECT_NE(bash.find("subcommands=\"eval targets llm run report bench model profile doctor completion man\""),
             std::string::npos)
       << bash;
   EXPECT_NE(app_.help().find("completion"), std::string::npos);
