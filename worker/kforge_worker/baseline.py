@@ -98,12 +98,7 @@ def measure(path: str, overrides: dict, device: str, reps: int, peaks_cache: str
 
 
 def main(path: str, sets: List[str], args) -> int:
-    overrides = {}
-    for item in sets:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set {item}: expected NAME=VALUE")
-        overrides[name] = problem.parse_value(value)
+    overrides = problem.parse_sets(sets)
     session.setup(args.device, args.threads)
     doc = measure(path, overrides, args.device, args.reps, args.cache, not args.no_compile, args.precision)
     Path(args.json).write_text(json.dumps(doc))

@@ -76,11 +76,6 @@ def describe(path: str, overrides: Dict[str, object]) -> dict:
 
 
 def main(path: str, sets: List[str], json_path: str) -> int:
-    overrides = {}
-    for item in sets:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set {item}: expected NAME=VALUE")
-        overrides[name] = problem.parse_value(value)
+    overrides = problem.parse_sets(sets)
     Path(json_path).write_text(json.dumps(describe(path, overrides)))
     return 0

@@ -26,6 +26,17 @@ def parse_value(text: str):
         return text
 
 
+def parse_sets(items: List[str]) -> Dict[str, object]:
+    """--set NAME=VALUE items as overrides of a problem's module-level names."""
+    overrides = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ProblemError(f"--set {item}: expected NAME=VALUE")
+        overrides[name] = parse_value(value)
+    return overrides
+
+
 def top_level_assignments(tree: ast.Module) -> Dict[str, ast.stmt]:
     names = {}
     for node in tree.body:

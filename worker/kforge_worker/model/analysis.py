@@ -7,6 +7,7 @@ from typing import Dict, List
 
 import torch
 
+from kforge_worker import problem
 from kforge_worker.model import capture as capture_mod
 from kforge_worker.model import loading, problem_writer, profiling, regions as regions_mod
 
@@ -83,5 +84,5 @@ def main(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     from kforge_worker import session
     session.setup(args.device, args.threads)
-    analyze(args.model, loading.parse_sets(args.set), out_dir, args.device, args.reps, args.warmup, args.seed)
+    analyze(args.model, problem.parse_sets(args.set), out_dir, args.device, args.reps, args.warmup, args.seed)
     return 0

@@ -15,16 +15,6 @@ class ModelFileError(ProblemError):
     """The model file cannot give a model and its inputs."""
 
 
-def parse_sets(items: List[str]) -> Dict[str, object]:
-    overrides = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ModelFileError(f"--set {item}: expected NAME=VALUE")
-        overrides[name] = problem.parse_value(value)
-    return overrides
-
-
 def load_model_module(path: str, overrides: Dict[str, object]):
     if not Path(path).is_file():
         raise ModelFileError(f"model file not found: {path}")
