@@ -103,7 +103,11 @@ class Runner {
       }
       row.status = "done";
       ctx_.store->update_bench_problem(ctx_.bench_id, row);
-      ctx_.store->set_bench_status(ctx_.bench_id, "running", {{"wall_seconds", wall_seconds()}});
+      // The stored summary keeps what else it holds (the command line the bench was started with).
+      json summary_so_far = json::object();
+      if (auto b = ctx_.store->bench(ctx_.bench_id); b && b->summary.is_object()) summary_so_far = b->summary;
+      summary_so_far["wall_seconds"] = wall_seconds();
+      ctx_.store->set_bench_status(ctx_.bench_id, "running", summary_so_far);
       std::string summary = short_summary(row.outcome);
       if (row.outcome.contains("node")) summary += fmt::format(" [{}]", row.outcome["node"].get<std::string>());
       ctx_.progress->finished(row.name, row.outcome.value("correct", false), summary);

@@ -19,16 +19,6 @@ ClockFloor clock_floor(double reported_sum_ms, double untimed_ms, double wall_ms
   return f;
 }
 
-std::vector<double> credited_times(const std::vector<double>& times_ms, const ClockFloor& floor) {
-  if (!floor.below() || times_ms.empty()) return times_ms;
-  double sum = 0;
-  for (double t : times_ms) sum += t;
-  const double missing = floor.floor_ms - floor.explained_ms;
-  std::vector<double> out = times_ms;
-  for (double& t : out) t = sum > 0 ? t * (sum + missing) / sum : missing / static_cast<double>(out.size());
-  return out;
-}
-
 std::optional<std::string> floor_verdict(const std::vector<ClockFloor>& floors) {
   if (static_cast<int>(floors.size()) < kMinBlocksToReject) return std::nullopt;
   const ClockFloor* closest = &floors.front();

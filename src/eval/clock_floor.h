@@ -12,8 +12,8 @@
 // into the buffers, copying the outputs aside, comparing the inputs), times kUntimedFactor, per
 // repetition, plus kUntimedAllowanceMs. The allowance is what an honest worker's request costs beside
 // its repetitions (parsing, the watch's checks, the reply): 4.5 ms measured on a 2-core machine under
-// a load of 10, and more the busier the machine, which D tracks. A block below its floor is credited
-// the floor (its times scaled up), so that no reported time is faster than kforge's clock allows; a
+// a load of 10, and more the busier the machine, which D tracks. A block below its floor is recorded
+// (its times are kept as reported: the cached-results rule compares them with each other); a
 // candidate whose every timed block is below its floor, kMinBlocksToReject of them at least, is
 // rejected (`timing_crosscheck`): a stall catches some blocks of an honest candidate, a forged timer
 // all of them.
@@ -42,9 +42,6 @@ struct ClockFloor {
 // unknown (lean timing), and then the candidate's own figure is believed.
 ClockFloor clock_floor(double reported_sum_ms, double untimed_ms, double wall_ms, double round_trip_ms, int reps,
                        double untimed_per_rep_ms);
-
-// The block's times, each scaled so that together they reach the floor (unchanged when they do).
-std::vector<double> credited_times(const std::vector<double>& times_ms, const ClockFloor& floor);
 
 // Why the candidate's timing is rejected when every one of its kept blocks (`floors`, at least
 // kMinBlocksToReject) was below its floor; nullopt when one agreed with kforge's clock, or too few ran.

@@ -9,7 +9,6 @@ TEST(ClockFloor, AnHonestBlockReachesItsFloor) {
   // 5 repetitions of 2 ms and 0.5 ms between them, 11 ms on kforge's clock.
   ClockFloor f = clock_floor(10.0, 0.5, 11.0, 0.0, 5, 0.1);
   EXPECT_FALSE(f.below());
-  EXPECT_EQ(credited_times({2, 2, 2, 2, 2}, f), (std::vector<double>{2, 2, 2, 2, 2}));
 }
 
 TEST(ClockFloor, TheMachinesRoundTripIsTakenOff) {
@@ -23,15 +22,11 @@ TEST(ClockFloor, AnHonestRequestsOverheadUnderLoadIsAllowed) {
   EXPECT_FALSE(clock_floor(0.2668, 0.57062, 5.613573, 0.132616, 5, 0.05).below());
 }
 
-TEST(ClockFloor, FastClaimsForASlowKernelAreBelowAndCreditedTheFloor) {
+TEST(ClockFloor, FastClaimsForASlowKernelAreBelowTheFloor) {
   // Claimed 0.015 ms a call; the calls took 6 ms each on kforge's clock.
   ClockFloor f = clock_floor(0.075, 0.2, 30.5, 0.0, 5, 0.04);
   ASSERT_TRUE(f.below());
-  std::vector<double> credited = credited_times({0.015, 0.015, 0.015, 0.015, 0.015}, f);
-  double sum = 0;
-  for (double t : credited) sum += t;
-  EXPECT_NEAR(sum + 0.2, f.floor_ms, 1e-9);
-  EXPECT_GT(credited[0], 1.0);
+  EXPECT_GT(f.floor_ms - f.explained_ms, 20.0);
 }
 
 TEST(ClockFloor, UntimedWorkIsBelievedOnlyUpToTheTrustedMeasure) {

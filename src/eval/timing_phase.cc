@@ -62,7 +62,7 @@ ClockFloor block_floor(EvalRun& run, double reported_ms, const WorkerReply& repl
   }
   record["floor_ms"] = f.floor_ms;
   record["explained_ms"] = f.explained_ms;
-  if (f.below()) record["credited"] = true;
+  if (f.below()) record["below_floor"] = true;
   return f;
 }
 
@@ -134,7 +134,10 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       run_.fail(status::kRejected, "timing_crosscheck", *why);
       return std::nullopt;
     }
-    // No reported time faster than kforge's clock allows: a block below its floor counts at the floor.
+    // No reported time faster than kforge's clock allows: a candidate below its floor in every block
+    // is rejected (floor_verdict). A block below it is recorded but its times are not raised: the
+    // cached-results rule compares the calls on seen sets as reported, and raising a loaded machine's
+    // blocks hid a content cache's fast hits there.
     const ClockFloor floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
     if (keep) floors.push_back(floor);
     crosschecks.push_back(record);
@@ -147,7 +150,7 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       run_.timed_reps_kept += reps;
       if (!verify_timed_reps(run_, picks, trials)) return std::nullopt;
     }
-    return credited_times(block.times_ms, floor);
+    return block.times_ms;
   }
 }
 
@@ -356,16 +359,12 @@ bool time_fresh_set(EvalRun& run, int trial, int seen_set, FreshRound* out) {
       run.fail(status::kRejected, "timing_crosscheck", "timing on fresh inputs disagrees with kforge's clock: " + *why);
       return false;
     }
-    const ClockFloor floor =
-        block_floor(run, reported, r, reps, block.untimed_ms, untimed_bound(run.doc.value("timing", json::object())), record);
+    block_floor(run, reported, r, reps, block.untimed_ms, untimed_bound(run.doc.value("timing", json::object())), record);
     const int fresh_rep = reps - 1;
     const int seen_rep = run.sampler.picks(fresh_rep, 1).front();
     const int seen_trial = run.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(seen_rep)])];
     if (!judge_timing_reply(run, block) || !verify_timed_reps(run, {seen_rep, fresh_rep}, {seen_trial, drawn}))
       return false;
-    // Kept as reported: the cached-results rule compares a block's fresh call with its seen calls,
-    // and a credit spread over the block would hide a cache's fast hits (content_cache_hidden).
-    if (floor.below()) record["credited"] = false;
     out->blocks_ms.push_back(block.times_ms);
     return true;
   }

@@ -45,7 +45,7 @@ def step_names(kforge) -> list:
     with store(kforge) as con:
         calls = [(i, s, "analyze" if s.endswith(".analyze") else "gen")
                  for i, s in con.execute("SELECT id, step FROM llm_calls WHERE run_id = 1")]
-        evals = [(i, s, "eval") for i, s in con.execute("SELECT id, step FROM run_evaluations WHERE run_id = 1")]
+        evals = [(i, s, "eval") for i, s in con.execute("SELECT rowid, step FROM run_evaluations WHERE run_id = 1")]
         decisions = [(s, k) for s, k in con.execute("SELECT step, kind FROM decisions WHERE run_id = 1 ORDER BY id")]
     steps = [(s, kind) for _, s, kind in sorted(calls) + sorted(evals)]
     steps += [(s, "profile") for s, k in decisions if k == "profile"]

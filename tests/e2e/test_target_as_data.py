@@ -56,16 +56,21 @@ def test_a_copied_target_folder_is_a_new_platform(kforge, home):
     names = [line.split()[0] for line in listed.stdout.splitlines()[1:] if line and not line.startswith(" ")]
     assert names == ["hostcc"]
 
-    # The reference (trusted, the problem file) sees the shared cache folder; the candidate a private
-    # one of the same name. Each file refuses to load otherwise.
+    # The reference (trusted, the problem file) sees the shared cache folder, or refuses to load.
     problem = kforge.tmp / "01_relu.py"
     problem.write_text(SHARED_CACHE_CHECK + (ROOT / "examples" / "problems" / "01_relu.py").read_text())
-    cand = kforge.tmp / "relu_cpu.py"
-    cand.write_text(PRIVATE_CACHE_CHECK + (ROOT / "examples" / "candidates" / "cpu" / "01_relu.py").read_text())
+    cand = ROOT / "examples" / "candidates" / "cpu" / "01_relu.py"
     proc, result = kforge.eval(problem, cand, "--target", "hostcc", "--no-compile-baseline", "--reps", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["status"] == "correct" and result["target"] == "hostcc"
     assert (Path(kforge.env["KFORGE_CACHE_DIR"]) / "hostcc" / "kernels").is_dir()
+    # A candidate may not look at its environment (its cache folder included): a kernel that can tell
+    # where it runs can behave differently outside kforge (static.environment_probe).
+    probing = kforge.tmp / "relu_cpu.py"
+    probing.write_text(PRIVATE_CACHE_CHECK + cand.read_text())
+    proc, result = kforge.eval(problem, probing, "--target", "hostcc", "--no-compile-baseline", "--reps", "3")
+    assert result["status"] == "rejected", proc.stdout + proc.stderr
+    assert any(c["name"] == "static.environment_probe" and c["verdict"] == "fail" for c in result["checks"])
 
     unknown = kforge.run("eval", problem, cand, "--target", "cpu")
     assert unknown.returncode == 2 and "unknown target 'cpu' (known: hostcc)" in unknown.stderr

@@ -345,11 +345,24 @@ class Watch:
                 continue
             target = getattr(t, "_target", None)
             target = getattr(target, "func", target)  # functools.partial
+            if target is None and type(t).run is not threading.Thread.run:
+                target = type(t).run  # a Thread subclass: its own run method is what it runs
             code = getattr(target, "__code__", None)
-            if code is not None and any(f in code.co_filename for f in self._build_frames):
+            if code is not None and any(f in code.co_filename for f in self._build_frames + _runtime_dirs()):
                 continue
             out.append(t.name)
         return out
+
+
+def _runtime_dirs() -> tuple:
+    """Folders of the device runtimes a target's candidates drive whose own threads are not the
+    candidate's: wgpu's poller thread waits on the GPU queue and runs none of the candidate's code."""
+    out = ()
+    for name in ("wgpu",):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            out += (os.path.join(os.path.dirname(os.path.abspath(module.__file__)), ""),)
+    return out
 
 
 # How long after the snapshot the outputs are looked at again: work the call left running (a side

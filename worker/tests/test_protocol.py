@@ -29,7 +29,7 @@ def test_ping_is_answered_without_a_handler(monkeypatch, tmp_path):
     monkeypatch.setattr("sys.stdin", io.StringIO('{"cmd": "ping", "id": 7}\n{"cmd": "exit", "id": 8}\n'))
     protocol.serve({})
     os.close(fd)
-    assert [json.loads(line) for line in replies.read_text().splitlines()] == [{"id": 7, "ok": True}, {"id": 8, "ok": True}]
+    assert [json.loads(line) for line in replies.read_text().splitlines()] == [{"id": 7, "cmd": "ping", "ok": True}, {"id": 8, "cmd": "exit", "ok": True}]
 
 
 def test_after_runs_before_each_reply_and_its_failure_fails_the_command(monkeypatch, tmp_path):
@@ -55,5 +55,5 @@ def test_after_runs_before_each_reply_and_its_failure_fails_the_command(monkeypa
     os.close(fd)
     assert seen == [("a", 0), ("b", 1)]
     a, b, _ = [json.loads(line) for line in replies.read_text().splitlines()]
-    assert a == {"id": 1, "ok": True}
+    assert a == {"id": 1, "cmd": "a", "ok": True}
     assert b["ok"] is False and "illegal memory access" in b["error"]["message"]

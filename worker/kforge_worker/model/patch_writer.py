@@ -1,9 +1,12 @@
 """patch.py: the regions' kernels as one standalone file with ``apply(model)``, which swaps each
 region's modules in the user's model for the region's kernel (the first module becomes the kernel,
 loaded with that module's own weights; the second of a fused pair becomes an identity). Like best.py
-it needs no kforge: each kernel is its run's standalone best.py, embedded."""
+it needs no kforge: each kernel is its run's standalone best.py, embedded, and the kernel libraries
+those import are copied beside it as ``kforge_kernels/``."""
 
 import json
+import shutil
+from pathlib import Path
 from typing import List
 
 _TEMPLATE = '''"""kforge model: {count} region kernel(s) for {model}.
@@ -16,9 +19,16 @@ Each region's kernel replaces the region's modules in place (module substitution
 of the modules it replaces; a region's second module (a fused epilogue) becomes an identity.
 Regions: {names}."""
 
+import os
+import sys
 import types
 
 import torch
+
+# The kernels import kforge's kernel libraries, copied beside this file (kforge_kernels/).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 KERNELS = {kernels}
 
@@ -75,6 +85,10 @@ def write(path: str, model_name: str, regions: List[dict]) -> None:
     """``regions``: [{"region": name, "instances": [[path, ...], ...], "source": standalone kernel}]."""
     kernels = "{\n" + "".join(f"    {r['region']!r}: {r['source']!r},\n" for r in regions) + "}"
     install = json.dumps([{"region": r["region"], "instances": r["instances"]} for r in regions], indent=4)
+    libraries = Path(__file__).resolve().parents[2] / "kforge_kernels"
+    beside = Path(path).parent / "kforge_kernels"
+    shutil.rmtree(beside, ignore_errors=True)
+    shutil.copytree(libraries, beside, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     with open(path, "w") as f:
         f.write(_TEMPLATE.format(count=len(regions), model=model_name, kernels=kernels, install=install,
                                  names=", ".join(r["region"] for r in regions) or "none"))
