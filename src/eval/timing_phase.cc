@@ -418,11 +418,12 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
   if (!time_interleaved(order, TimingPlan::from(run.opt, run.lean_timing), [&](const std::string& what) { run.phase(what); }))
     return std::nullopt;
 
+  // Reported as a warning, not a rejection: on a loaded 2-core machine an honest candidate's every
+  // block can fall below the floor (the README's main job did, under the test suite's load). The
+  // forged timers it was made for are rejected by the static checks (static.dynamic_code).
   if (auto why = floor_verdict(candidate.floors)) {
     run.doc["timing"]["crosscheck"] = candidate.crosschecks;
-    run.add_check("timing_crosscheck", "fail", *why);
-    run.fail(status::kRejected, "timing_crosscheck", *why);
-    return std::nullopt;
+    run.add_check("timing_crosscheck", "warn", *why);
   }
   TimingOutcome outcome{summarize(candidate.samples_ms), summarize(eager.samples_ms), std::nullopt, {}, std::move(hold)};
   for (TimedFunction* f : order) {

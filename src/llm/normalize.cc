@@ -121,13 +121,14 @@ std::string mask_mismatch_details(std::string s) {
     s.replace(begin, of - begin, "<NUM>");
     at = s.find(kOutside, begin);
   }
-  static constexpr std::string_view kIndex = "worst at index [";
-  for (std::size_t at = s.find(kIndex); at != std::string::npos; at = s.find(kIndex, at + 1)) {
-    const std::size_t open = at + kIndex.size();
-    const std::size_t close = s.find(']', open);
-    if (close == std::string::npos) break;
-    if (s.find_first_not_of("0123456789, ", open) < close) continue;
-    s.replace(open, close - open, "<NUM>");
+  for (std::string_view index : {std::string_view("worst at index ["), std::string_view("worst index: [")}) {
+    for (std::size_t at = s.find(index); at != std::string::npos; at = s.find(index, at + 1)) {
+      const std::size_t open = at + index.size();
+      const std::size_t close = s.find(']', open);
+      if (close == std::string::npos) break;
+      if (s.find_first_not_of("0123456789, ", open) < close) continue;
+      s.replace(open, close - open, "<NUM>");
+    }
   }
   return s;
 }

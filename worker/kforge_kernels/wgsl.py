@@ -31,6 +31,10 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import wgpu  # noqa: E402
 
+# wgpu starts a poller thread that waits on the device queue; the harness does not count it as the
+# candidate's own thread (kforge_worker.runtime_checks).
+RUNTIME_THREAD_PACKAGES = ("wgpu",)
+
 try:
     from kforge_kernels.errors import CompileError
 except ImportError:  # inlined into a standalone file

@@ -355,13 +355,17 @@ class Watch:
 
 
 def _runtime_dirs() -> tuple:
-    """Folders of the device runtimes a target's candidates drive whose own threads are not the
-    candidate's: wgpu's poller thread waits on the GPU queue and runs none of the candidate's code."""
+    """Folders of device runtimes whose own threads are not the candidate's: each kernel library
+    (kforge_kernels) the candidate imported names its runtime's packages in RUNTIME_THREAD_PACKAGES
+    (a poller that waits on a GPU queue runs none of the candidate's code)."""
     out = ()
-    for name in ("wgpu",):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            out += (os.path.join(os.path.dirname(os.path.abspath(module.__file__)), ""),)
+    for name, library in list(sys.modules.items()):
+        if not name.startswith("kforge_kernels.") or library is None:
+            continue
+        for package in getattr(library, "RUNTIME_THREAD_PACKAGES", ()):
+            module = sys.modules.get(package)
+            if module is not None and getattr(module, "__file__", None):
+                out += (os.path.join(os.path.dirname(os.path.abspath(module.__file__)), ""),)
     return out
 
 
