@@ -121,6 +121,13 @@ std::string mask_mismatch_details(std::string s) {
     s.replace(begin, of - begin, "<NUM>");
     at = s.find(kOutside, begin);
   }
+  static constexpr std::string_view kCount = "elements outside tolerance: ";
+  for (std::size_t at = s.find(kCount); at != std::string::npos; at = s.find(kCount, at + 1)) {
+    const std::size_t begin = at + kCount.size();
+    std::size_t end = begin;
+    while (end < s.size() && is_digit(s[end])) ++end;
+    if (end > begin) s.replace(begin, end - begin, "<NUM>");
+  }
   for (std::string_view index : {std::string_view("worst at index ["), std::string_view("worst index: [")}) {
     for (std::size_t at = s.find(index); at != std::string::npos; at = s.find(index, at + 1)) {
       const std::size_t open = at + index.size();

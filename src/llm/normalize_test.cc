@@ -16,6 +16,7 @@ TEST(Normalize, MasksVolatileParts) {
   EXPECT_EQ(normalize_text("output: 2073445 of 2097152 elements outside tolerance; worst at index [35, 27517]"),
             "output: <NUM> of 2097152 elements outside tolerance; worst at index [<NUM>]");
   EXPECT_EQ(normalize_text("- worst index: [10, 12323]"), "- worst index: [<NUM>]");
+  EXPECT_EQ(normalize_text("- elements outside tolerance: 2073609"), "- elements outside tolerance: <NUM>");
   EXPECT_EQ(normalize_text("shape [35, 27517] of x"), "shape [35, 27517] of x");
   EXPECT_EQ(normalize_text("at 0x7ffd1234abcd"), "at <HEX>");
   EXPECT_EQ(normalize_text("run 123e4567-e89b-12d3-a456-426614174000 done"), "run <UUID> done");
