@@ -43,19 +43,52 @@ ManualProvider::ManualProvider(ManualProviderOptions options) : options_(std::mo
     int number = 0;
     if (std::sscanf(name.c_str(), "request-%d.json", &number) == 1 && number >= next_) next_ = number + 1;
   }
+  std::ifstream taken(options_.dir / kTakenFile);
+  for (int number = 0; taken >> number;) taken_.insert(number);
   if (!options_.notify) options_.notify = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
+}
+
+int ManualProvider::number_for(const std::string& json, bool* asked_before) {
+  std::lock_guard lock(mutex_);
+  for (int number = 1; number < next_; ++number) {
+    if (taken_.count(number) || pending_.count(number)) continue;
+    std::error_code ec;
+    const fs::path path = options_.dir / (request_stem(number) + ".json");
+    if (fs::exists(path, ec) && read_file(path) == json) {
+      pending_.insert(number);
+      *asked_before = true;
+      return number;
+    }
+  }
+  *asked_before = false;
+  pending_.insert(next_);
+  return next_++;
+}
+
+void ManualProvider::mark_taken(int number) {
+  std::lock_guard lock(mutex_);
+  pending_.erase(number);
+  taken_.insert(number);
+  std::ofstream(options_.dir / kTakenFile, std::ios::app) << number << "\n";
 }
 
 Response ManualProvider::complete(const Request& request) {
   throw_if_cancelled(options_.cancel);
   const auto start = clock::now();
-  int number;
-  {
-    std::lock_guard lock(mutex_);
-    number = next_++;
-  }
   Request effective = as_sent(request);
   if (effective.max_tokens <= 0) effective.max_tokens = options_.default_max_tokens;
+  const std::string json = request_to_json(effective).dump(2) + "\n";
+  bool asked_before = false;
+  const int number = number_for(json, &asked_before);
+  // A call that ends without a reply leaves the request untaken, for the next identical one.
+  struct Unpend {
+    ManualProvider* self;
+    int number;
+    ~Unpend() {
+      std::lock_guard lock(self->mutex_);
+      self->pending_.erase(number);
+    }
+  } unpend{this, number};
 
   const std::string stem = request_stem(number);
   const fs::path reply_md = options_.dir / (reply_stem(number) + ".md");
@@ -65,17 +98,20 @@ Response ManualProvider::complete(const Request& request) {
       "or a JSON object to {1}.json (see docs/llm.md). Save under another name first, then rename, so kforge never "
       "reads half a file. -->",
       number, reply_stem(number));
-  auto images = write_request_images(effective, options_.dir, stem);
-  write_file_atomically(options_.dir / (stem + ".json"), request_to_json(effective).dump(2) + "\n");
-  write_file_atomically(options_.dir / (stem + ".md"), render_markdown(effective, images, preamble));
+  if (!asked_before) {
+    auto images = write_request_images(effective, options_.dir, stem);
+    write_file_atomically(options_.dir / (stem + ".json"), json);
+    write_file_atomically(options_.dir / (stem + ".md"), render_markdown(effective, images, preamble));
+  }
 
   options_.notify(fmt::format(
-      "kforge: waiting for a reply to request {} (manual provider)\n"
+      "kforge: waiting for a reply to request {}{} (manual provider)\n"
       "  prompt: {}\n"
       "  reply:  write the answer to {}\n"
       "          (or JSON to {}); write it under another name, then rename it into place\n"
       "  Ctrl-C stops kforge.\n",
-      number, (options_.dir / (stem + ".md")).string(), reply_md.string(), reply_json.filename().string()));
+      number, asked_before ? ", asked before" : "", (options_.dir / (stem + ".md")).string(), reply_md.string(),
+      reply_json.filename().string()));
 
   const auto deadline = start + options_.timeout;
   while (true) {
@@ -85,6 +121,7 @@ Response ManualProvider::complete(const Request& request) {
       response.latency = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start);
       if (response.model.empty()) response.model = "manual";
       response.provider = name();
+      mark_taken(number);
       return response;
     }
     if (fs::exists(reply_md, ec)) {
@@ -92,6 +129,7 @@ Response ManualProvider::complete(const Request& request) {
       response.latency = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start);
       if (response.model.empty()) response.model = "manual";
       response.provider = name();
+      mark_taken(number);
       return response;
     }
     if (options_.timeout.count() > 0 && clock::now() >= deadline)

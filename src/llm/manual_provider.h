@@ -2,12 +2,18 @@
 // is written as DIR/request-NNNN.md (readable) and DIR/request-NNNN.json (canonical); the
 // provider waits until DIR/reply-NNNN.md or DIR/reply-NNNN.json appears under its final
 // name (write elsewhere, then rename) and prints on the terminal where to look.
+//
+// A request identical to one already in DIR whose reply has not been taken yet is not asked
+// again: kforge waits on (or takes) that earlier request's reply. So a run that stopped at a
+// missing reply continues, after `--resume`, with the reply written for the request it stopped
+// at. Taken replies are listed in DIR/taken.txt (one request number per line).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "llm/cancel.h"
@@ -35,11 +41,18 @@ class ManualProvider : public Provider {
 
   static std::string request_stem(int number);  // "request-0007"
   static std::string reply_stem(int number);    // "reply-0007"
+  static constexpr const char* kTakenFile = "taken.txt";
 
  private:
+  // The number of an untaken request in DIR whose JSON equals `json`, else a new number.
+  int number_for(const std::string& json, bool* asked_before);
+  void mark_taken(int number);
+
   ManualProviderOptions options_;
   std::mutex mutex_;
   int next_ = 1;
+  std::set<int> taken_;    // replies already given to a call (this process or an earlier one)
+  std::set<int> pending_;  // requests a call of this process is waiting on
 };
 
 }  // namespace kforge::llm

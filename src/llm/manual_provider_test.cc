@@ -103,5 +103,36 @@ TEST(ManualProvider, TimeoutAndCancel) {
   }
 }
 
+// A run stopped at a missing reply and resumed asks the same request again: the reply written
+// for the first asking answers it, and no second request file appears. Once taken, an identical
+// request is a new one.
+TEST(ManualProvider, IdenticalUntakenRequestIsNotAskedAgain) {
+  TempDir dir;
+  std::string notes;
+  auto o = options_for(dir.path(), &notes);
+  o.timeout = 50ms;
+  Request r;
+  r.messages.push_back(Message::text(Role::kUser, "Write a kernel."));
+  {
+    ManualProvider stopped(o);
+    EXPECT_THROW(stopped.complete(r), LlmError);
+  }
+  testing::write_file(dir / "reply-0001.md", "first answer");
+
+  ManualProvider resumed(o);
+  EXPECT_EQ(resumed.complete(r).text, "first answer");
+  EXPECT_FALSE(fs::exists(dir / "request-0002.json"));
+  EXPECT_NE(notes.find("request 1, asked before"), std::string::npos) << notes;
+
+  ManualProvider again(o);  // the taken reply is remembered across processes
+  EXPECT_THROW(again.complete(r), LlmError);
+  EXPECT_TRUE(fs::exists(dir / "request-0002.json"));
+
+  Request other;
+  other.messages.push_back(Message::text(Role::kUser, "Another kernel."));
+  EXPECT_THROW(again.complete(other), LlmError);
+  EXPECT_TRUE(fs::exists(dir / "request-0003.json"));
+}
+
 }  // namespace
 }  // namespace kforge::llm
