@@ -97,11 +97,14 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
 std::string sol_text(const json& doc) {
   const json sol = doc.is_object() ? doc.value("sol", json()) : json();
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
+  const bool counted_flops = sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
   std::string out = fmt::format(
-      "- bound: {}-bound, speed of light {:.3g} ms ({} FLOPs at {:.3g} GFLOP/s; {} at {:.3g} GB/s)\n",
-      sol.value("bound", "?"), sol.value("sol_ms", 0.0), sol.value("flops", 0), sol.value("peak_flops_per_s", 0.0) / 1e9,
+      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {:.4g} GB/s)\n", sol.value("bound", "?"),
+      sol.value("sol_ms", 0.0),
+      counted_flops ? fmt::format("{} FLOPs at {:.3g} GFLOP/s; ", sol.value("flops", 0), sol["peak_flops_per_s"].get<double>() / 1e9)
+                    : std::string("no counted FLOPs; "),
       bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
-  if (sol.value("route", json()).is_string()) {
+  if (counted_flops && sol.value("route", json()).is_string()) {
     out += "- fastest allowed route: " + sol["route"].get<std::string>();
     std::string others;
     for (const auto& r : sol.value("routes", json::array()))

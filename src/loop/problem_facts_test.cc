@@ -44,4 +44,16 @@ TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
       << text;
 }
 
+// A bound without counted FLOPs (a softmax: exp is not counted) names no arithmetic route or rate.
+TEST(ProblemFacts, SolTextWithoutCountedFlopsQuotesTheBytesAlone) {
+  json doc = json::parse(R"json({"sol": {"sol_ms": 2.771, "bound": "memory", "flops": 0, "bytes": 12884901888,
+    "peak_flops_per_s": 1.45e14, "bandwidth_bytes_per_s": 4.649e12,
+    "route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)"}})json");
+  std::string text = sol_text(doc);
+  EXPECT_NE(text.find("memory-bound, speed of light 2.77 ms (no counted FLOPs; 12.9 GB at 4649 GB/s)"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("3xTF32"), std::string::npos) << text;
+  EXPECT_EQ(text.find("GFLOP/s"), std::string::npos) << text;
+}
+
 }  // namespace kforge::loop

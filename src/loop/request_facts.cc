@@ -127,9 +127,12 @@ json baseline_context(const json& baseline) {
               {"flops", flop_text(sol.value("flops", 0.0))},
               {"bytes", bytes_text(sol.value("bytes", 0.0))},
               {"dtype", sol.value("dtype", "")},
-              {"peak", rate_text(sol.value("peak_flops_per_s", 0.0))},
               {"bandwidth", fmt::format("{:.4g} GB/s", sol.value("bandwidth_bytes_per_s", 0.0) / 1e9)}};
-    if (sol.contains("route")) s["route"] = sol["route"];
+    // No counted FLOPs: the bound is the bytes alone, and no arithmetic route or rate is quoted.
+    if (sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number()) {
+      s["peak"] = rate_text(sol["peak_flops_per_s"].get<double>());
+      if (sol.contains("route")) s["route"] = sol["route"];
+    }
     const double eager = baseline["eager"].value("median_ms", 0.0);
     if (sol_ms > 0 && eager > 0) s["eager_pct"] = fmt::format("{:.3g}%", 100 * sol_ms / eager);
     b["sol"] = s;

@@ -101,13 +101,17 @@ TEST(RequestFacts, CudaRequestsStateThePolicyTheDeviceAndTheBaselines) {
 
 TEST(RequestFacts, CpuRequestsStateTheMachineWithoutGpuFigures) {
   const EvalOptions o = options("cpu", "cpu");
-  const auto texts = requests(context(o, fixture("baseline_cpu.json")));
+  json baseline = fixture("baseline_cpu.json");
+  baseline["sol"]["route"] = "ROUTE-OF-AN-OLDER-STORE";  // stored before routes needed counted FLOPs
+  const auto texts = requests(context(o, baseline));
   expect_all(texts,
              {"allows these PyTorch library calls: " + joined(o.target.allowed_torch_calls), "(here: softmax)",
               "`cpu`: Intel(R) Xeon(R) Processor, 2 threads for the candidate",
               "74.4 GB/s (working set 262 kB); 9.32 GB/s (working set 134 MB)", "float32 167 GFLOP/s",
-              "| PyTorch eager | 1.875 ms | 1.8 ms | 2.01 ms | 11% |", "Speed of light: 0.9 ms (memory-bound"},
-             {"SMs", "| torch.compile |", "L2"});
+              "| PyTorch eager | 1.875 ms | 1.8 ms | 2.01 ms | 11% |",
+              // no counted FLOPs (a softmax's exp): the bytes alone, no arithmetic rate or route quoted
+              "Speed of light: 0.9 ms (memory-bound: 8.39 MB at 9.32 GB/s)"},
+             {"SMs", "| torch.compile |", "L2", "0 FLOP at", "ROUTE-OF-AN-OLDER-STORE"});
 }
 
 TEST(RequestFacts, KernelsOnlyAndRelaxedPrecisionChangeWhatIsStated) {

@@ -29,3 +29,10 @@ def test_without_a_tf32_measurement_the_fp32_rate_is_the_only_route():
     peaks = {"flops": {"float32": 1e11}, "bandwidth": PEAKS["bandwidth"]}  # a CPU: no tensor cores
     bound = sol.speed_of_light(GEMM, 1, torch.float32, peaks, "strict")
     assert bound["peak_flops_per_s"] == 1e11 and len(bound["routes"]) == 1
+
+
+def test_without_counted_flops_no_arithmetic_route_is_named():
+    # A softmax (its exp is not counted): the bytes alone bound it, so no tensor-core route is claimed.
+    bound = sol.speed_of_light(0, 12_884_901_888, torch.float32, PEAKS, "strict")
+    assert bound["bound"] == "memory" and "route" not in bound and bound["routes"] == []
+    assert bound["sol_ms"] == 1e3 * 12_884_901_888 / 4.658e12
