@@ -65,6 +65,9 @@ CHEATS = {
     "tf32_hidden": ("linear_relu", "rejected", "precision_flags"),
     "partial_plain": ("tiny_scale", "incorrect", "mismatch"),
     "partial_hidden": ("tiny_scale", "incorrect", "mismatch"),
+    # PyTorch in a branch only warns statically; the branch runs, and the run-time check sees it.
+    "delegate_branch_plain": ("softmax", "rejected", "torch_delegation"),
+    "delegate_branch_hidden": ("softmax", "rejected", "torch_delegation"),
 }
 
 # candidate -> (problem, a check that must carry this verdict, or None)
@@ -73,6 +76,8 @@ HONEST = {
     "relu_own_buffer": ("relu", None),
     "relu_threads": ("relu", None),
     "softmax_native": ("softmax", None),
+    # A fallback branch that never runs at the problem's inputs: a static warning, not a rejection.
+    "softmax_fallback_branch": ("softmax", ("static.torch_delegation", "warn")),
     "matmul_native": ("matmul", None),
     "linear_gemm_epilogue": ("linear_relu", None),
     "linear_prepacked": ("linear_relu", None),

@@ -602,6 +602,23 @@ def _is_container(a: _Analyzer, node) -> bool:
         or isinstance(node, ast.Name) and (node.id.isupper() or node.id in a.module_names)
 
 
+def _conditional_nodes(functions: Iterable[ast.AST]) -> Set[int]:
+    """Ids of the nodes inside the branches of ``if`` statements and conditional expressions (not
+    their tests, which always run)."""
+    out: Set[int] = set()
+    for fn in functions:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.If):
+                parts = node.body + node.orelse
+            elif isinstance(node, ast.IfExp):
+                parts = [node.body, node.orelse]
+            else:
+                continue
+            for part in parts:
+                out.update(id(n) for n in ast.walk(part))
+    return out
+
+
 def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_ops: Set[str]) -> None:
     for fn in functions:
         for node in ast.walk(fn):
@@ -634,11 +651,23 @@ def run(candidate_source: str, reference_source: Optional[str], allowed_calls: I
     a.check_everywhere(tree)
     runtime = _runtime_functions(a, model_class)
     reference_ops = reference_computations(reference_source) if reference_source else set()
-    cand_ops = torch_computations(a, runtime, skip=_kernel_loop_bodies(a, runtime, set(kernel_loops)))
+    kernel_bodies = _kernel_loop_bodies(a, runtime, set(kernel_loops))
+    cand_ops = torch_computations(a, runtime, skip=kernel_bodies | _conditional_nodes(runtime))
     found = ops.delegation(reference_ops, set(cand_ops), allowed)
     if found:
         lines = sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))
         a.findings.append(_Finding("torch_delegation", found[0], lines[0] if lines else 0, found[1]))
+    else:
+        # PyTorch called only in a branch (a fallback for other devices, dtypes or ranks) is judged by
+        # what runs: the run-time check records every operator of the checked calls and rejects the
+        # candidate if the branch is taken. Statically it is a warning, not a verdict.
+        branch_ops = torch_computations(a, runtime, skip=kernel_bodies)
+        found = ops.delegation(reference_ops, set(branch_ops), allowed)
+        if found:
+            lines = sorted(branch_ops[op] for op in branch_ops if op in ops.main_computation(reference_ops))
+            a.findings.append(_Finding("torch_delegation", "warn", lines[0] if lines else 0,
+                                       f"in a conditional branch only: {found[1]}; the run-time check rejects it "
+                                       f"if the branch runs"))
     _import_time_concurrency(a, runtime)
     _reference_fallback(a, runtime, reference_ops)
     _output_caching(a, runtime)
