@@ -13,6 +13,8 @@
 #                $STATE/loop/NAME, transcript parts in $STATE/transcripts); each run goes on until it
 #                needs a reply that is not written yet ([llm.manual] timeout_s = 5), then stops;
 #                written single-shot replies are evaluated too (`kforge eval`, once each)
+#                (SINGLE_KFORGE: another kforge for these, e.g. a newer build while the loops keep
+#                the one they started with, so that resumed requests stay byte-identical)
 #       pending  lists the requests waiting for a reply (loop and single-shot)
 #       report   bench/loop_quality_report.py: the table (round 0, best, single-shot; geomeans)
 # Between `loop` calls the model writes the replies the `pending` step lists; `loop` again picks
@@ -38,8 +40,8 @@ loop_one() {
   name=$(name_of "$p")
   db=$STATE/db/$name/kforge.db
   mkdir -p "$STATE/db/$name" "$STATE/transcripts" "$STATE/logs"
-  part=$(ls "$STATE/transcripts/$name".part*.jsonl 2>/dev/null | wc -l)
-  log=$STATE/logs/$name.loop$part.log
+  part=$(ls "$STATE/logs/$name".call*.log 2>/dev/null | wc -l)  # one log and transcript part per call
+  log=$STATE/logs/$name.call$part.log
   local record=$STATE/transcripts/$name.part$part.jsonl
   if [ -f "$STATE/db/$name/finished" ]; then echo "$name: finished"; return; fi
   if [ -f "$db" ]; then
@@ -70,7 +72,7 @@ single_one() {
   [ -f "$dir/reply.md" ] || { echo "$name single-shot: waiting for $dir/reply.md"; return; }
   [ -f "$dir/eval.json" ] && { echo "$name single-shot: evaluated"; return; }
   "$PYTHON" "$ROOT/bench/loop_quality_report.py" extract "$dir/reply.md" "$dir/candidate.py" || return
-  "$KFORGE" eval "$STATE/problems/$p" "$dir/candidate.py" --target cuda --python "$PYTHON" \
+  "${SINGLE_KFORGE:-$KFORGE}" eval "$STATE/problems/$p" "$dir/candidate.py" --target cuda --python "$PYTHON" \
     --json "$dir/eval.json.partial" >"$dir/eval.log" 2>&1
   [ -s "$dir/eval.json.partial" ] && mv "$dir/eval.json.partial" "$dir/eval.json"
   echo "$name single-shot: $(grep -m1 -E 'status|correct|rejected|error' "$dir/eval.log")"
@@ -102,7 +104,7 @@ EOF
   loop)
     [ -n "$KFORGE" ] || { echo "loop_quality.sh: no kforge binary (build it or carry dist/)" >&2; exit 2; }
     export -f loop_one single_one name_of
-    export STATE ROOT KFORGE PYTHON ROUNDS
+    export STATE ROOT KFORGE PYTHON ROUNDS SINGLE_KFORGE
     # The single-shot evaluations run beside the loops (timing still takes turns on the device lock).
     ( for p in $(problems); do single_one "$p"; done ) &
     problems | xargs -P "$JOBS" -I{} bash -c 'loop_one {}'

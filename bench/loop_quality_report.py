@@ -64,7 +64,8 @@ def run_results(db: Path) -> tuple[dict | None, dict | None, str]:
     r0 = by_candidate.get(rounds[0]["step"]) if rounds and rounds[0].get("round") == 0 else None
     best_step = (summary.get("best") or {}).get("step")
     best = by_candidate.get(best_step) if best_step else None
-    return r0, best, (status[0] if status else "not started")
+    finished = (db.parent / "finished").exists()
+    return r0, best, ("finished" if finished else "in progress") if status else "not started"
 
 
 def fmt(c: dict | None, key: str) -> str:
