@@ -47,6 +47,19 @@ def literal(value) -> str:
     raise RegionError(f"a {type(value).__name__} attribute cannot be written into a problem file")
 
 
+def is_hf_config(value) -> bool:
+    """A Hugging Face model config (modules of transformers models keep theirs as ``self.config``)."""
+    return any(c.__name__.lower() == "pretrainedconfig" and c.__module__.startswith("transformers.")
+               for c in type(value).__mro__)
+
+
+def hf_config_code(config, imports: set) -> str:
+    """The config rebuilt from the values that differ from its class's defaults, with the attention
+    implementation the model ran with (a private attribute that to_dict leaves out)."""
+    values = {k: v for k, v in config.to_diff_dict().items() if k != "transformers_version"}
+    return f"_hf_config({class_ref(type(config), imports)}, {literal(values)}, {getattr(config, '_attn_implementation', None)!r})"
+
+
 def class_ref(cls, imports: set) -> str:
     if cls.__module__ == USER_MODULE:
         if cls.__name__ in ENTRY_POINTS or cls.__qualname__ != cls.__name__:
@@ -66,11 +79,12 @@ def module_code(module: torch.nn.Module, imports: set, where: str, indent: int =
         if key in _MODULE_INTERNALS:
             continue
         try:
-            attrs.append(f"{key!r}: {literal(value)}")
+            attrs.append(f"{key!r}: {hf_config_code(value, imports) if is_hf_config(value) else literal(value)}")
         except RegionError as e:
             raise RegionError(f"{where or 'the module'}.{key}: {e}") from None
-    params = ", ".join(f"{k!r}: ({tuple(p.shape)!r}, {p.dtype}, {p.requires_grad!r})"
-                       for k, p in module._parameters.items() if p is not None)
+    # A weight that is None (Linear(bias=False)'s bias) is kept as None: forward reads it.
+    params = ", ".join(f"{k!r}: None" if p is None else f"{k!r}: ({tuple(p.shape)!r}, {p.dtype}, {p.requires_grad!r})"
+                       for k, p in module._parameters.items())
     buffers = ", ".join(f"{k!r}: ({tuple(b.shape)!r}, {b.dtype}, {k not in module._non_persistent_buffers_set!r})"
                         for k, b in module._buffers.items() if b is not None)
     pad = " " * (indent + 4)
@@ -124,13 +138,23 @@ def _module(cls, attrs, params, buffers, children):
     torch.nn.Module.__init__(m)
     for k, v in attrs.items():
         object.__setattr__(m, k, v)
-    for k, (shape, dtype, grad) in params.items():
+    for k, spec in params.items():
+        if spec is None:
+            m.register_parameter(k, None)
+            continue
+        shape, dtype, grad = spec
         m.register_parameter(k, torch.nn.Parameter(torch.empty(shape, dtype=dtype), requires_grad=grad))
     for k, (shape, dtype, persistent) in buffers.items():
         m.register_buffer(k, torch.empty(shape, dtype=dtype), persistent=persistent)
     for k, c in children.items():
         m.add_module(k, c)
     return m
+
+
+def _hf_config(cls, values, attn_implementation):
+    config = cls(**values)
+    config._attn_implementation = attn_implementation
+    return config
 
 
 def _load_weights(model):

@@ -32,18 +32,27 @@ SKIPPED_MODULES = (torch.nn.Dropout, torch.nn.Identity, torch.nn.Embedding)
 
 
 def classify(ops: List[str]) -> str:
-    """attention | gemm | conv | norm | elementwise | reduction | composite | none."""
+    """attention | gemm | mlp | conv | norm | rotary | elementwise | reduction | composite | none."""
     names = {o.rstrip("_") if o.endswith("_") and not o.startswith("_") else o for o in ops}
     compute = names - VIEWS
     if not compute:
         return "none"
-    if compute & ATTENTION_HINTS or ({"softmax", "_softmax"} & compute and len(compute & GEMMS) >= 2):
-        return "attention"
     gemm, conv, norm, red = compute & GEMMS, compute & CONVS, compute & NORMS, compute & REDUCTIONS
+    if "rsqrt" in compute and compute & {"mean", "pow"}:
+        # RMSNorm written out (x * rsqrt(mean(x^2) + eps)), as Hugging Face decoders have it.
+        norm, red = norm | {"rms_norm"}, red - {"mean", "sum"}
+    embedding = compute & {"embedding", "embedding_bag"}
+    if (compute & ATTENTION_HINTS or ({"softmax", "_softmax"} & compute and len(gemm) >= 2)) and not (norm or conv or embedding):
+        return "attention"
+    if embedding:
+        return "composite"
     if conv and not gemm and not norm:
         return "conv"
-    if gemm and not conv and not norm and not red and len([o for o in ops if o in GEMMS]) == 1:
-        return "gemm"
+    if {"cos", "sin"} <= compute and not conv and not norm and not red:
+        return "rotary"  # rotary position embeddings: positions times frequencies, their cosines and sines
+    if gemm and not conv and not norm and not red:
+        # One GEMM; or several with elementwise operators between them (a gated MLP: SiLU(x W1) * x W3, then W2).
+        return "gemm" if len([o for o in ops if o in GEMMS]) == 1 else "mlp"
     if norm and not gemm and not conv:
         return "norm"
     if not gemm and not conv and not norm and not red:
