@@ -9,7 +9,7 @@ import torch
 
 from kforge_worker import problem
 from kforge_worker.model import capture as capture_mod
-from kforge_worker.model import loading, problem_writer, profiling, regions as regions_mod
+from kforge_worker.model import decoding, loading, problem_writer, profiling, regions as regions_mod
 
 
 def amdahl(shares: List[float], speedups: List[float] = None) -> float:
@@ -73,6 +73,8 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
         "remainder_share": timing["remainder_ms"] / total if total > 0 else 0.0,
         "hook_overhead_ms": timing["hook_overhead_ms"],
         "regions": out_regions,
+        # A decoder's end-to-end measure adds single-token steps with a KV cache (decoding.py).
+        "decode": decoding.settings(module, model, inputs),
         "amdahl_bound": None if amdahl(shares) == float("inf") else amdahl(shares),  # None: unbounded
     }
     (out_dir / "analysis.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
