@@ -89,6 +89,7 @@ batch_size = {batch_size!r}
 seq_len = {seq_len!r}
 decode_steps = {decode_steps!r}
 dtype = {dtype!r}
+device = {device!r}  # where get_model() builds it: random init of a large model is quick there
 
 
 def get_config():
@@ -99,10 +100,11 @@ def get_config():
 
 def get_model():
     torch_dtype = getattr(torch, dtype)
-    try:
-        model = transformers.AutoModelForCausalLM.from_config(get_config(), dtype=torch_dtype)
-    except TypeError:  # transformers before 4.56 calls it torch_dtype
-        model = transformers.AutoModelForCausalLM.from_config(get_config(), torch_dtype=torch_dtype)
+    with torch.device(device if device == "cpu" or torch.cuda.is_available() else "cpu"):
+        try:
+            model = transformers.AutoModelForCausalLM.from_config(get_config(), dtype=torch_dtype)
+        except TypeError:  # transformers before 4.56 calls it torch_dtype
+            model = transformers.AutoModelForCausalLM.from_config(get_config(), torch_dtype=torch_dtype)
     return model.to(torch_dtype)
 
 
@@ -114,5 +116,5 @@ def get_inputs():
 def write(arch: str, sets: Dict[str, object], device: str, path: Path) -> Path:
     overrides, inputs = split_sets(arch, sets, device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_TEMPLATE.format(arch=arch, config=overrides, **inputs))
+    path.write_text(_TEMPLATE.format(arch=arch, config=overrides, device=device, **inputs))
     return path
