@@ -55,6 +55,9 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
         entry_json = {"index": index, "name": f"region-{index}", "kind": g["kind"], "instances": g["instances"],
                       "calls": g["calls"], "ms": g["ms"], "share": share, "ops": g["ops"],
                       "inputs": g["region"].calls[0]["specs"] if g["region"].calls else []}
+        first_call = g["region"].calls[0] if g["region"].calls else {}
+        if "layout" in first_call and "output" in first_call:  # keyword arguments: how patch.py calls the kernel
+            entry_json["call"] = {"layout": first_call["layout"], "output": first_call["output"]}
         try:
             files = problem_writer.write(g["region"], index, model, Path(path).name, source, share,
                                          out_dir / "regions")

@@ -96,7 +96,7 @@ def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
     for name, k in kernels.items():
         if k.get("file") and Path(k["file"]).is_file() and name in by_name:
             with_kernels.append({"region": name, "instances": by_name[name]["instances"],
-                                 "source": Path(k["file"]).read_text()})
+                                 "source": Path(k["file"]).read_text(), "call": by_name[name].get("call")})
     model_name = Path(data["model"]).name
     patch_path = out_dir / "patch.py"
     patch_writer.write(str(patch_path), model_name, with_kernels)

@@ -81,6 +81,88 @@ class KernelAsOp(torch.nn.Module):
         return self.op(list(args), self.index)
 
 
+# Regions called with keyword arguments (kforge_worker/model/call_layout.py): the kernel takes the
+# call's tensors in the layout's order and returns the output's tensors; a call that does not fit the
+# layout (a decode step that passes a KV cache) goes to the original module.
+def _flatten(leaf, value, tensors):
+    if "input" in leaf:
+        if not isinstance(value, torch.Tensor):
+            return False
+        tensors[leaf["input"]] = value
+        return True
+    if "const" in leaf:
+        c = leaf["const"]
+        return value is None if c is None else (type(value) is type(c) and value == c)
+    items = leaf.get("tuple", leaf.get("list"))
+    if not isinstance(value, (tuple, list)) or len(value) != len(items):
+        return False
+    return all(_flatten(v_leaf, v, tensors) for v_leaf, v in zip(items, value))
+
+
+def _rebuild(leaf, tensors):
+    if "input" in leaf:
+        return tensors[leaf["input"]]
+    if "const" in leaf:
+        return leaf["const"]
+    values = [_rebuild(v, tensors) for v in leaf.get("tuple", leaf.get("list"))]
+    return tuple(values) if "tuple" in leaf else values
+
+
+class ProblemForm(torch.nn.Module):
+    """The original module called the way the region's problem calls it: positional tensors in,
+    the output's tensors out (the fake implementation of a custom op runs this)."""
+
+    def __init__(self, block, call):
+        super().__init__()
+        self.block = block
+        self.call = call
+
+    def forward(self, *xs):
+        layout = self.call["layout"]
+        out = self.block(*[_rebuild(a, xs) for a in layout["args"]],
+                         **{k: _rebuild(v, xs) for k, v in layout["kwargs"].items()})
+        leaves = []
+        _flatten(self.call["output"], out, _Collect(leaves))
+        return leaves[0] if len(leaves) == 1 else tuple(leaves)
+
+
+class _Collect(dict):
+    def __init__(self, into):
+        super().__init__()
+        self.into = into
+
+    def __setitem__(self, key, value):
+        self.into.append(value)
+
+
+class CallAdapter(torch.nn.Module):
+    """The model's call of a region (keyword arguments and all) turned into its kernel's inputs."""
+
+    def __init__(self, kernel, original, call):
+        super().__init__()
+        self.kernel = kernel
+        self.original = original
+        self.call = call
+
+    def forward(self, *args, **kwargs):
+        layout = self.call["layout"]
+        tensors = {}
+        fits = (len(args) == len(layout["args"]) and set(kwargs) == set(layout["kwargs"])
+                and all(_flatten(leaf, a, tensors) for leaf, a in zip(layout["args"], args))
+                and all(_flatten(leaf, kwargs[k], tensors) for k, leaf in layout["kwargs"].items()))
+        if not fits:
+            return self.original(*args, **kwargs)
+        out = self.kernel(*[tensors[i] for i in range(len(tensors))])
+        return _rebuild(self.call["output"], list(out) if isinstance(out, (tuple, list)) else [out])
+
+
+def _outputs(leaf):
+    """How many tensors an output layout holds."""
+    if "input" in leaf:
+        return 1
+    return sum(_outputs(v) for v in leaf.get("tuple", leaf.get("list", [])))
+
+
 def apply(model, regions=None, custom_ops=False):
     """Installs the kernels of ``regions`` (names; all when None) into ``model``; returns it. With
     ``custom_ops``, each kernel is a torch.library custom op, so ``torch.compile(model)`` compiles
@@ -101,8 +183,11 @@ def apply(model, regions=None, custom_ops=False):
                     if k in state and state[k].shape == v.shape:
                         v.copy_(state[k])
             new = new.to(_device_of(originals[0])).train(originals[0].training)
-            if custom_ops:
-                new = KernelAsOp(item["region"], new, originals)
+            call = item.get("call")
+            if custom_ops and (call is None or _outputs(call["output"]) == 1):
+                new = KernelAsOp(item["region"], new, [ProblemForm(originals[0], call)] if call else originals)
+            if call:
+                new = CallAdapter(new, originals[0], call)
             _set_submodule(model, paths[0], new)
             for p in paths[1:]:
                 _set_submodule(model, p, torch.nn.Identity())

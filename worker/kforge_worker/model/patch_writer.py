@@ -4,7 +4,7 @@ loaded with that module's own weights; the second of a fused pair becomes an ide
 it needs no kforge: each kernel is its run's standalone best.py, embedded, and the kernel libraries
 those import are copied beside it as ``kforge_kernels/``. Its code is patch_runtime.py's."""
 
-import json
+import pprint
 import shutil
 from pathlib import Path
 from typing import List
@@ -38,9 +38,12 @@ INSTALL = {install}
 
 
 def write(path: str, model_name: str, regions: List[dict]) -> None:
-    """``regions``: [{"region": name, "instances": [[path, ...], ...], "source": standalone kernel}]."""
+    """``regions``: [{"region": name, "instances": [[path, ...], ...], "source": standalone kernel,
+    "call": the call's layout when the region takes keyword arguments (call_layout.py)}]."""
     kernels = "{\n" + "".join(f"    {r['region']!r}: {r['source']!r},\n" for r in regions) + "}"
-    install = json.dumps([{"region": r["region"], "instances": r["instances"]} for r in regions], indent=4)
+    # Python literals (a call's layout holds None and booleans), not JSON.
+    install = pprint.pformat([{"region": r["region"], "instances": r["instances"], **({"call": r["call"]} if r.get("call") else {})}
+                              for r in regions], width=110, sort_dicts=False)
     libraries = Path(__file__).resolve().parents[2] / "kforge_kernels"
     beside = Path(path).parent / "kforge_kernels"
     shutil.rmtree(beside, ignore_errors=True)

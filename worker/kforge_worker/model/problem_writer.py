@@ -12,6 +12,7 @@ from typing import Dict, List
 
 import torch
 
+from kforge_worker.model import call_layout
 from kforge_worker.model.regions import Region
 
 _MODULE_INTERNALS = set(vars(torch.nn.Module()))
@@ -172,8 +173,9 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
     call = region.calls[0] if region.calls else None
     if call is None:
         raise RegionError("the region never ran")
-    if call["kwargs"]:
-        raise RegionError(f"called with keyword arguments ({', '.join(call['kwargs'])}), which a problem's get_inputs cannot give")
+    if call["kwargs"] and ("layout" not in call or "output" not in call or len(region.paths) > 1):
+        why = call.get("layout_error") or "which a problem's get_inputs cannot give"
+        raise RegionError(f"called with keyword arguments ({', '.join(call['kwargs'])}): {why}")
     roles = ROLE_NAMES[len(region.paths) - 1]
     imports: set = set()
     built = {role: module_code(modules[p], imports, p) for role, p in zip(roles, region.paths)}
@@ -186,6 +188,13 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
             weights[f"{role}.{name}"] = t.detach().cpu().clone()
     args = [f"x{i}" for i in range(len(call["specs"]))]
     body = f"self.block({', '.join(args)})" if len(roles) == 1 else f"self.second(self.first({', '.join(args)}))"
+    if "layout" in call:  # keyword arguments: the call rebuilt from the inputs; the output's tensors returned
+        paths = call_layout.tensor_paths(call["output"])
+        if not paths:
+            raise RegionError("its output holds no tensor")
+        out = call_layout.call_source("self.block", call["layout"], args)
+        body = out if paths == [""] else (f"{out}{paths[0]}" if len(paths) == 1 else
+                                          f"out = {out}\n        return (" + ", ".join(f"out{p}" for p in paths) + ")")
     text = _HEADER.format(index=index, model=model_name, kind=region.kind, paths=" -> ".join(region.paths),
                           calls=len(region.calls), share=share, weights=weights_name)
     text += "import os\n\nimport torch\nimport torch.nn as nn\n"
@@ -195,7 +204,7 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
     text += "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
     text += "".join(f"        self.{role} = {code}\n" for role, code in built.items())
     text += "        _load_weights(self)\n        self.train(False)  # as the model ran\n\n"
-    text += f"    def forward(self, {', '.join(args)}):\n        return {body}\n\n"
+    text += f"    def forward(self, {', '.join(args)}):\n        {'' if body.startswith('out = ') else 'return '}{body}\n\n"
     text += "\ndef get_inputs():\n    return [" + ", ".join(input_code(s) for s in call["specs"]) + "]\n"
     text += "\n\ndef get_init_inputs():\n    return []\n"
     compile(text, stem + ".py", "exec")  # a generator bug shows here, not in the loop

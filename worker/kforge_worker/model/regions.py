@@ -28,6 +28,9 @@ ATTENTION_HINTS = {"scaled_dot_product_attention", "_scaled_dot_product_flash_at
                    "_scaled_dot_product_flash_attention_for_cpu"}
 REDUCTIONS = {"softmax", "_softmax", "log_softmax", "_log_softmax", "sum", "mean", "amax", "max", "min", "var", "std",
               "logsumexp", "cumsum", "norm", "linalg_vector_norm", "argmax", "prod"}
+# Attributes that do not change what a module computes: a decoder layer's index into the KV cache
+# (the 16 attentions of a Llama are one problem).
+NOT_THE_COMPUTATION = {"layer_idx"}
 SKIPPED_MODULES = (torch.nn.Dropout, torch.nn.Identity, torch.nn.Embedding)
 
 
@@ -121,6 +124,8 @@ def module_signature(module: torch.nn.Module) -> str:
     for path, sub in module.named_modules():
         h.update(f"{path}:{type(sub).__module__}.{type(sub).__qualname__}".encode())
         for k, v in sorted(vars(sub).items()):
+            if k in NOT_THE_COMPUTATION:
+                continue
             if not k.startswith("_") and isinstance(v, (int, float, str, bool, tuple, type(None))):
                 h.update(f"{k}={v!r}".encode())
     for name, t in module.state_dict(keep_vars=True).items():
@@ -134,4 +139,4 @@ def module_signature(module: torch.nn.Module) -> str:
 def region_key(model: torch.nn.Module, region: Region, call: dict) -> str:
     mods = dict(model.named_modules())
     parts = [module_signature(mods[p]) for p in region.paths]
-    return hashlib.sha256(("|".join(parts) + repr(call.get("specs"))).encode()).hexdigest()[:16]
+    return hashlib.sha256(("|".join(parts) + repr(call.get("specs")) + repr(call.get("layout"))).encode()).hexdigest()[:16]
