@@ -28,12 +28,12 @@ LLAMA_1B=(--set hidden_size=2048 --set intermediate_size=8192 --set num_hidden_l
           --set num_attention_heads=32 --set num_key_value_heads=8 --set vocab_size=32000
           --set batch_size=8 --set seq_len=512 --set decode_steps=64 --set dtype=bfloat16)
 start=$(date +%s)
-timeout 240 "$KFORGE" model --hf-config llama "${LLAMA_1B[@]}" --target cuda --top 0 --python "$PYTHON" \
+timeout 270 "$KFORGE" model --hf-config llama "${LLAMA_1B[@]}" --target cuda --top 0 --python "$PYTHON" \
   --profile-reps 5 --e2e-reps 8 -o "$OUT" --json "$WORK/report.json" > "$WORK/model.log" 2>&1
 rc=$?
 echo "kforge model: exit $rc after $(( $(date +%s) - start )) s"
 if [ $rc -ne 0 ] || [ ! -f "$WORK/report.json" ]; then
-  echo "FAIL kforge model --hf-config llama (exit $rc; 124: past 240 s)"; tail -25 "$WORK/model.log"; exit 1
+  echo "FAIL kforge model --hf-config llama (exit $rc; 124: past 270 s)"; tail -25 "$WORK/model.log"; exit 1
 fi
 "$PYTHON" - "$WORK/report.json" "$OUT/analysis.json" <<'PY'
 import json, sys
@@ -66,5 +66,5 @@ sys.exit(1 if fails else 0)
 PY
 model_rc=$?
 sed -n '/## End to end/,$p' "$OUT/report.md"
-timeout 150 "$PYTHON" "$ROOT/bench/model_liger.py" "$OUT" 8 || echo "FAIL bench/model_liger.py (exit $?; 124: past 150 s)"
+timeout 90 "$PYTHON" "$ROOT/bench/model_liger.py" "$OUT" 8 || echo "FAIL bench/model_liger.py (exit $?; 124: past 90 s)"
 exit $model_rc

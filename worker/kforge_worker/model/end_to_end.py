@@ -40,6 +40,12 @@ def interval(samples: List[float]) -> dict:
     return {"median": statistics.median(s), "low": s[lo], "high": s[hi], "n": n}
 
 
+def compile_model(model, decode):
+    """torch.compile; for a decoder with dynamic shapes from the start, so that the KV cache growing
+    by a token a step does not recompile (a 16-layer decoder's compiles take minutes)."""
+    return torch.compile(model, dynamic=True) if decode else torch.compile(model)
+
+
 def _tokens_per_s(ms: dict, tokens: int) -> dict:
     """An interval of milliseconds as one of tokens per second (the bounds swap)."""
     return {"median": tokens / ms["median"] * 1e3, "low": tokens / ms["high"] * 1e3,
@@ -70,7 +76,7 @@ def run(plan: dict) -> dict:
             _, model = fresh_model()  # a fresh copy: a closure in the model may hold its modules
             patch.apply(model, config["regions"], custom_ops=config.get("custom_ops", False))
             if config.get("compile"):
-                model = torch.compile(model)
+                model = compile_model(model, decode)
             with torch.no_grad():
                 outputs[name] = decoding.plain(model(*inputs))
             if decode:
@@ -81,7 +87,7 @@ def run(plan: dict) -> dict:
     if plan.get("compile"):
         try:
             _, compiled = fresh_model()
-            compiled = torch.compile(compiled)
+            compiled = compile_model(compiled, decode)
             with torch.no_grad():
                 compiled(*inputs)
             if decode:
