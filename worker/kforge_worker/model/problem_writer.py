@@ -131,6 +131,15 @@ model's eager time. Written by `kforge model`: the KernelBench format, so `kforg
 this file."""
 '''
 
+_HF_CONFIG = '''
+
+def _hf_config(cls, values, attn_implementation):
+    # A Hugging Face config: the values that differ from its class's defaults.
+    config = cls(**values)
+    config._attn_implementation = attn_implementation
+    return config
+'''
+
 _BUILDER = '''
 
 def _module(cls, attrs, params, buffers, children):
@@ -150,12 +159,6 @@ def _module(cls, attrs, params, buffers, children):
     for k, c in children.items():
         m.add_module(k, c)
     return m
-
-
-def _hf_config(cls, values, attn_implementation):
-    config = cls(**values)
-    config._attn_implementation = attn_implementation
-    return config
 
 
 def _load_weights(model):
@@ -201,6 +204,8 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
     text += "".join(f"import {m}\n" for m in sorted(imports))
     text += "\n# The model file's definitions, as it ran.\n" + user_code(source) + "\n"
     text += _BUILDER.format(weights=weights_name)
+    if any("_hf_config(" in code for code in built.values()):
+        text += _HF_CONFIG
     text += "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
     text += "".join(f"        self.{role} = {code}\n" for role, code in built.items())
     text += "        _load_weights(self)\n        self.train(False)  # as the model ran\n\n"
