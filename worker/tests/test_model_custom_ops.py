@@ -5,7 +5,6 @@ computes what the kernel computes."""
 import importlib.util
 import sys
 
-import pytest
 import torch
 
 from kforge_worker.model import patch_writer
