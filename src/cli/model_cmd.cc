@@ -77,9 +77,11 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     if (!a.options.llm.empty()) opt.llm = a.options.llm;
   } else {
     opt = a.options;
-    if (opt.model.empty()) throw InputError("give a MODEL file, or --resume N");
-    if (!fs::is_regular_file(opt.model)) throw InputError(fmt::format("model file not found: {}", opt.model));
-    opt.model = fs::absolute(opt.model).lexically_normal().string();
+    if (opt.model.empty() == opt.hf_config.empty())
+      throw InputError(opt.model.empty() ? "give a MODEL file, --hf-config ARCH, or --resume N"
+                                         : "give a MODEL file or --hf-config ARCH, not both");
+    if (!opt.model.empty() && !fs::is_regular_file(opt.model)) throw InputError(fmt::format("model file not found: {}", opt.model));
+    if (!opt.model.empty()) opt.model = fs::absolute(opt.model).lexically_normal().string();
     registry.get(opt.target);  // an unknown target fails before anything runs
     if (opt.llm.empty()) opt.llm = config.get_string("llm.provider").value_or("");
     if (opt.llm.empty() && opt.top > 0)
@@ -96,6 +98,23 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     if (!opt.db.empty()) opt.db = fs::absolute(opt.db).string();
     out = opt.out_dir.empty() ? model::next_model_dir(fs::current_path() / "kforge-out") : fs::absolute(opt.out_dir);
     opt.out_dir = out.string();
+    if (!opt.hf_config.empty()) {
+      // The architecture and its --set keys are checked before anything is written; the model file
+      // that comes out carries them, so the rest takes it like any model file (and so does a resume).
+      const Target& t = registry.get(opt.target);
+      EvalOptions probe;
+      probe.target = t;
+      apply_config(config, a.python, probe);
+      const fs::path file = out / "hf_model.py";
+      std::vector<std::string> argv = {probe.python, "-m", "kforge_worker.model", "hf-file", opt.hf_config, "--out",
+                                       file.string(), "--device", opt.device.empty() ? t.device : opt.device};
+      for (const auto& s : opt.sets) argv.insert(argv.end(), {"--set", s});
+      auto r = model::run_child(argv, {{"PYTHONPATH", (data_dir() / "worker").string()}});
+      if (r.exit_code == 2) throw InputError(fmt::format("--hf-config {}: the reason is above", opt.hf_config));
+      if (r.exit_code != 0) throw InternalError(fmt::format("writing the model file for {} failed: {}", opt.hf_config, r.describe()));
+      opt.model = file.string();
+      opt.sets.clear();  // in the file now
+    }
     fs::create_directories(out);
     state = {{"options", model::to_json(opt)}, {"kernels", json::object()}};
     write_json(out / "model.json", state);
@@ -193,7 +212,8 @@ void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code
   auto& o = a->options;
   CLI::App* cmd = app.add_subcommand("model", "Make a whole model faster: its regions through the loop, verified and measured end to end");
   cmd->add_option("model", o.model, "Model file (.py with get_model() and get_inputs(), or a KernelBench problem)");
-  cmd->add_option("--set", o.sets, "Override a module-level size of the model file (NAME=VALUE, repeatable)");
+  cmd->add_option("--hf-config", o.hf_config, "A Hugging Face transformers architecture (llama, mistral, qwen2...) built from its config with random weights, instead of MODEL");
+  cmd->add_option("--set", o.sets, "Override a module-level size of the model file, or with --hf-config a config key or batch_size, seq_len, decode_steps, dtype (NAME=VALUE, repeatable)");
   cmd->add_option("--target", o.target, "Target platform (see `kforge targets`)")->capture_default_str();
   cmd->add_option("--device", o.device, "Device (default: the target's)");
   cmd->add_option("--llm", o.llm, "Model as KIND:ARGUMENT (openai:, anthropic:, exec:, manual:, replay:); default [llm] provider");

@@ -8,7 +8,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json to_json(const ModelOptions& o) {
-  return {{"model", o.model},         {"sets", o.sets},       {"target", o.target},
+  return {{"model", o.model},         {"hf_config", o.hf_config}, {"sets", o.sets},       {"target", o.target},
           {"device", o.device},       {"llm", o.llm},         {"top", o.top},
           {"run_args", o.run_args},   {"threads", o.threads}, {"profile_reps", o.profile_reps},
           {"e2e_reps", o.e2e_reps},   {"e2e_compile", o.e2e_compile},
@@ -18,6 +18,7 @@ json to_json(const ModelOptions& o) {
 ModelOptions options_from_json(const json& j) {
   ModelOptions o;
   o.model = j.value("model", "");
+  o.hf_config = j.value("hf_config", "");
   o.sets = j.value("sets", std::vector<std::string>{});
   o.target = j.value("target", "cpu");
   o.device = j.value("device", "");

@@ -15,6 +15,7 @@ namespace kforge::model {
 
 struct ModelOptions {
   std::string model;                  // absolute path of the model file
+  std::string hf_config;              // a transformers architecture: the model file is written from it
   std::vector<std::string> sets;      // NAME=VALUE overrides of the model file's module-level sizes
   std::string target = "cpu";
   std::string device;                 // empty: the target's

@@ -65,8 +65,10 @@ TEST(ModelPlan, OptionsRoundTrip) {
   o.top = 2;
   o.e2e_compile = false;
   o.run_args = {"--seed", "1"};
+  o.hf_config = "llama";
   ModelOptions back = options_from_json(to_json(o));
   EXPECT_EQ(to_json(back), to_json(o));
+  EXPECT_EQ(back.hf_config, "llama");
 }
 
 TEST(ModelPlan, NextModelDirIsTheFirstFree) {

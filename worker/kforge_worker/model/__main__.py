@@ -1,11 +1,13 @@
 """``python -m kforge_worker.model analyze MODEL --out DIR [--set N=V]...``: regions and their problems
-(DIR/analysis.json, DIR/regions/); ``finish --out DIR --kernels FILE``: the regions' kernels installed,
+(DIR/analysis.json, DIR/regions/); ``hf-file ARCH --out FILE [--set K=V]...``: a model file for a
+transformers architecture built from its config; ``finish --out DIR --kernels FILE``: the regions' kernels installed,
 verified and measured end to end (DIR/patch.py, DIR/report.json, DIR/report.md); ``measure``: the
 process that runs the patched model for ``finish`` (kernels are candidates: never in this one)."""
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 
 def main(argv=None) -> int:
@@ -27,6 +29,11 @@ def main(argv=None) -> int:
     finish.add_argument("--reps", type=int, default=20)
     finish.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
     finish.add_argument("--timeout", type=float, default=1800)
+    hf_file = sub.add_parser("hf-file", help="a model file for a transformers architecture from its config")
+    hf_file.add_argument("arch")
+    hf_file.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    hf_file.add_argument("--device", default="cpu")
+    hf_file.add_argument("--out", required=True, help="the model file to write")
     measure = sub.add_parser("measure")
     measure.add_argument("--plan", required=True)
     args = parser.parse_args(argv)
@@ -37,6 +44,11 @@ def main(argv=None) -> int:
         if args.command == "analyze":
             from kforge_worker.model import analysis
             return analysis.main(args)
+        if args.command == "hf-file":
+            from kforge_worker import problem
+            from kforge_worker.model import hf_config
+            hf_config.write(args.arch, problem.parse_sets(args.set), args.device, Path(args.out))
+            return 0
         if args.command == "finish":
             from kforge_worker.model import finish as finish_mod
             return finish_mod.main(args)

@@ -9,7 +9,7 @@ import torch
 
 from kforge_worker import problem
 from kforge_worker.model import capture as capture_mod
-from kforge_worker.model import loading, problem_writer, profiling, regions as regions_mod
+from kforge_worker.model import decoding, loading, problem_writer, profiling, regions as regions_mod
 
 
 def amdahl(shares: List[float], speedups: List[float] = None) -> float:
@@ -55,6 +55,9 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
         entry_json = {"index": index, "name": f"region-{index}", "kind": g["kind"], "instances": g["instances"],
                       "calls": g["calls"], "ms": g["ms"], "share": share, "ops": g["ops"],
                       "inputs": g["region"].calls[0]["specs"] if g["region"].calls else []}
+        first_call = g["region"].calls[0] if g["region"].calls else {}
+        if "layout" in first_call and "output" in first_call:  # keyword arguments: how patch.py calls the kernel
+            entry_json["call"] = {"layout": first_call["layout"], "output": first_call["output"]}
         try:
             files = problem_writer.write(g["region"], index, model, Path(path).name, source, share,
                                          out_dir / "regions")
@@ -73,6 +76,8 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
         "remainder_share": timing["remainder_ms"] / total if total > 0 else 0.0,
         "hook_overhead_ms": timing["hook_overhead_ms"],
         "regions": out_regions,
+        # A decoder's end-to-end measure adds single-token steps with a KV cache (decoding.py).
+        "decode": decoding.settings(module, model, inputs),
         "amdahl_bound": None if amdahl(shares) == float("inf") else amdahl(shares),  # None: unbounded
     }
     (out_dir / "analysis.json").write_text(json.dumps(result, indent=2, default=str) + "\n")

@@ -5,7 +5,8 @@
    fresh inputs, interleaved with eager (and torch.compile);
 3. this process checks every variant's outputs against the original model's, which it runs itself;
 4. a region is kept when its variant alone is correct and faster than eager end to end; the kept set
-   is measured again when it is not the whole set, and patch.py keeps only it;
+   is measured again when it is not the whole set, and patch.py keeps only it; the kept kernels are
+   also measured under torch.compile, as custom ops (unless --no-compile);
 5. report.json and report.md: each region's share, its kernel's speedup, the predicted (Amdahl) and
    the measured end-to-end gain."""
 
@@ -19,16 +20,17 @@ from typing import Dict, List
 import torch
 
 from kforge_worker import compare
-from kforge_worker.model import analysis, end_to_end, loading, patch_writer, report
+from kforge_worker.model import analysis, decoding, end_to_end, loading, patch_writer, report
 
 FRESH_SEED_OFFSET = 1000  # fresh inputs: not the ones the regions were profiled with
+COMPILED = "kforge+torch.compile"  # the variant with the kernels as custom ops, compiled
 
 
 def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, args) -> dict:
     plan = {"model": analysis_json["model"], "overrides": analysis_json["overrides"],
             "device": analysis_json["device"], "threads": args.threads, "seed": analysis_json["seed"],
             "fresh_seed": analysis_json["seed"] + FRESH_SEED_OFFSET, "patch": str(out_dir / "patch.py"),
-            "configs": configs, "compile": not args.no_compile, "reps": args.reps,
+            "configs": configs, "compile": not args.no_compile, "reps": args.reps, "decode": analysis_json.get("decode"),
             "outputs": str(out_dir / f"e2e-{tag}-outputs.pt"), "result": str(out_dir / f"e2e-{tag}.json")}
     plan_path = out_dir / f"e2e-{tag}-plan.json"
     plan_path.write_text(json.dumps(plan, indent=2))
@@ -48,7 +50,11 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
     module, model, _, _ = loading.load(plan["model"], plan["overrides"], plan["device"], plan["seed"])
     inputs = end_to_end.fresh_inputs(module, plan["device"], plan["fresh_seed"])
     with torch.no_grad():
-        expected = model(*inputs)
+        expected = decoding.plain(model(*inputs))
+    decode = plan["decode"]
+    if decode:  # the same teacher-forced steps as the measuring process's
+        steps = decoding.tokens(model, decode["batch"], decode["steps"], plan["fresh_seed"], plan["device"])
+        expected_decode = decoding.decode(model, inputs[0], steps, decode["cache_argument"])[1]
     try:
         got = torch.load(plan["outputs"], weights_only=True)
     except Exception as e:
@@ -63,12 +69,24 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
         else:
             try:
                 stats = compare.compare(expected, got[name])
-                result["verdicts"][name] = {"correct": True, "max_abs_error": stats["max_abs_error"],
-                                            "max_rel_error": stats["max_rel_error"]}
+                verdict = {"correct": True, "max_abs_error": stats["max_abs_error"],
+                           "max_rel_error": stats["max_rel_error"]}
+                if decode:  # the decode steps' logits too: the kernels run at other shapes there
+                    if name + " decode" not in got:
+                        raise compare.Mismatch({"message": "no decode logits came back"})
+                    d = compare.compare(expected_decode, got[name + " decode"], path="decode logits")
+                    verdict["decode_max_abs_error"] = d["max_abs_error"]
+                result["verdicts"][name] = verdict
             except compare.Mismatch as e:
                 result["verdicts"][name] = {"correct": False, "reason": str(e)[:500]}
     Path(plan["result"]).write_text(json.dumps(result, indent=2))
     return result
+
+
+def compiled_config(names: List[str], args) -> List[dict]:
+    """The installed kernels under torch.compile: each one a torch.library custom op (patch.py), so
+    that compiling the patched model keeps the kernel inside the compiled graph."""
+    return [] if args.no_compile else [{"name": COMPILED, "regions": names, "custom_ops": True, "compile": True}]
 
 
 def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
@@ -78,7 +96,7 @@ def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
     for name, k in kernels.items():
         if k.get("file") and Path(k["file"]).is_file() and name in by_name:
             with_kernels.append({"region": name, "instances": by_name[name]["instances"],
-                                 "source": Path(k["file"]).read_text()})
+                                 "source": Path(k["file"]).read_text(), "call": by_name[name].get("call")})
     model_name = Path(data["model"]).name
     patch_path = out_dir / "patch.py"
     patch_writer.write(str(patch_path), model_name, with_kernels)
@@ -90,6 +108,7 @@ def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
         configs = [{"name": "kforge", "regions": names}]
         if len(names) > 1:
             configs += [{"name": f"only {n}", "regions": [n]} for n in names]
+        configs += compiled_config(names, args)
         first = measure(out_dir, data, configs, "all", args)
         runs["all"] = first
         if "failed" not in first:
@@ -113,7 +132,8 @@ def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
                 runs["final"] = first
             elif final_names:
                 patch_writer.write(str(patch_path), model_name, [r for r in with_kernels if r["region"] in final_names])
-                runs["final"] = measure(out_dir, data, [{"name": "kforge", "regions": final_names}], "final", args)
+                runs["final"] = measure(out_dir, data, [{"name": "kforge", "regions": final_names}]
+                                        + compiled_config(final_names, args), "final", args)
                 if "failed" in runs["final"] or not runs["final"]["verdicts"]["kforge"]["correct"]:
                     final_names = []
         else:

@@ -12,6 +12,7 @@ from typing import Dict, List
 
 import torch
 
+from kforge_worker.model import call_layout
 from kforge_worker.model.regions import Region
 
 _MODULE_INTERNALS = set(vars(torch.nn.Module()))
@@ -47,6 +48,19 @@ def literal(value) -> str:
     raise RegionError(f"a {type(value).__name__} attribute cannot be written into a problem file")
 
 
+def is_hf_config(value) -> bool:
+    """A Hugging Face model config (modules of transformers models keep theirs as ``self.config``)."""
+    return any(c.__name__.lower() == "pretrainedconfig" and c.__module__.startswith("transformers.")
+               for c in type(value).__mro__)
+
+
+def hf_config_code(config, imports: set) -> str:
+    """The config rebuilt from the values that differ from its class's defaults, with the attention
+    implementation the model ran with (a private attribute that to_dict leaves out)."""
+    values = {k: v for k, v in config.to_diff_dict().items() if k != "transformers_version"}
+    return f"_hf_config({class_ref(type(config), imports)}, {literal(values)}, {getattr(config, '_attn_implementation', None)!r})"
+
+
 def class_ref(cls, imports: set) -> str:
     if cls.__module__ == USER_MODULE:
         if cls.__name__ in ENTRY_POINTS or cls.__qualname__ != cls.__name__:
@@ -66,11 +80,12 @@ def module_code(module: torch.nn.Module, imports: set, where: str, indent: int =
         if key in _MODULE_INTERNALS:
             continue
         try:
-            attrs.append(f"{key!r}: {literal(value)}")
+            attrs.append(f"{key!r}: {hf_config_code(value, imports) if is_hf_config(value) else literal(value)}")
         except RegionError as e:
             raise RegionError(f"{where or 'the module'}.{key}: {e}") from None
-    params = ", ".join(f"{k!r}: ({tuple(p.shape)!r}, {p.dtype}, {p.requires_grad!r})"
-                       for k, p in module._parameters.items() if p is not None)
+    # A weight that is None (Linear(bias=False)'s bias) is kept as None: forward reads it.
+    params = ", ".join(f"{k!r}: None" if p is None else f"{k!r}: ({tuple(p.shape)!r}, {p.dtype}, {p.requires_grad!r})"
+                       for k, p in module._parameters.items())
     buffers = ", ".join(f"{k!r}: ({tuple(b.shape)!r}, {b.dtype}, {k not in module._non_persistent_buffers_set!r})"
                         for k, b in module._buffers.items() if b is not None)
     pad = " " * (indent + 4)
@@ -116,6 +131,15 @@ model's eager time. Written by `kforge model`: the KernelBench format, so `kforg
 this file."""
 '''
 
+_HF_CONFIG = '''
+
+def _hf_config(cls, values, attn_implementation):
+    # A Hugging Face config: the values that differ from its class's defaults.
+    config = cls(**values)
+    config._attn_implementation = attn_implementation
+    return config
+'''
+
 _BUILDER = '''
 
 def _module(cls, attrs, params, buffers, children):
@@ -124,7 +148,11 @@ def _module(cls, attrs, params, buffers, children):
     torch.nn.Module.__init__(m)
     for k, v in attrs.items():
         object.__setattr__(m, k, v)
-    for k, (shape, dtype, grad) in params.items():
+    for k, spec in params.items():
+        if spec is None:
+            m.register_parameter(k, None)
+            continue
+        shape, dtype, grad = spec
         m.register_parameter(k, torch.nn.Parameter(torch.empty(shape, dtype=dtype), requires_grad=grad))
     for k, (shape, dtype, persistent) in buffers.items():
         m.register_buffer(k, torch.empty(shape, dtype=dtype), persistent=persistent)
@@ -148,8 +176,9 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
     call = region.calls[0] if region.calls else None
     if call is None:
         raise RegionError("the region never ran")
-    if call["kwargs"]:
-        raise RegionError(f"called with keyword arguments ({', '.join(call['kwargs'])}), which a problem's get_inputs cannot give")
+    if call["kwargs"] and ("layout" not in call or "output" not in call or len(region.paths) > 1):
+        why = call.get("layout_error") or "which a problem's get_inputs cannot give"
+        raise RegionError(f"called with keyword arguments ({', '.join(call['kwargs'])}): {why}")
     roles = ROLE_NAMES[len(region.paths) - 1]
     imports: set = set()
     built = {role: module_code(modules[p], imports, p) for role, p in zip(roles, region.paths)}
@@ -162,16 +191,25 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
             weights[f"{role}.{name}"] = t.detach().cpu().clone()
     args = [f"x{i}" for i in range(len(call["specs"]))]
     body = f"self.block({', '.join(args)})" if len(roles) == 1 else f"self.second(self.first({', '.join(args)}))"
+    if "layout" in call:  # keyword arguments: the call rebuilt from the inputs; the output's tensors returned
+        paths = call_layout.tensor_paths(call["output"])
+        if not paths:
+            raise RegionError("its output holds no tensor")
+        out = call_layout.call_source("self.block", call["layout"], args)
+        body = out if paths == [""] else (f"{out}{paths[0]}" if len(paths) == 1 else
+                                          f"out = {out}\n        return (" + ", ".join(f"out{p}" for p in paths) + ")")
     text = _HEADER.format(index=index, model=model_name, kind=region.kind, paths=" -> ".join(region.paths),
                           calls=len(region.calls), share=share, weights=weights_name)
     text += "import os\n\nimport torch\nimport torch.nn as nn\n"
     text += "".join(f"import {m}\n" for m in sorted(imports))
     text += "\n# The model file's definitions, as it ran.\n" + user_code(source) + "\n"
     text += _BUILDER.format(weights=weights_name)
+    if any("_hf_config(" in code for code in built.values()):
+        text += _HF_CONFIG
     text += "\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
     text += "".join(f"        self.{role} = {code}\n" for role, code in built.items())
     text += "        _load_weights(self)\n        self.train(False)  # as the model ran\n\n"
-    text += f"    def forward(self, {', '.join(args)}):\n        return {body}\n\n"
+    text += f"    def forward(self, {', '.join(args)}):\n        {'' if body.startswith('out = ') else 'return '}{body}\n\n"
     text += "\ndef get_inputs():\n    return [" + ", ".join(input_code(s) for s in call["specs"]) + "]\n"
     text += "\n\ndef get_init_inputs():\n    return []\n"
     compile(text, stem + ".py", "exec")  # a generator bug shows here, not in the loop

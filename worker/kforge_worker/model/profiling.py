@@ -8,6 +8,7 @@ from typing import Dict, List
 
 import torch
 
+from kforge_worker.model import call_layout
 from kforge_worker.model.regions import Region
 
 
@@ -64,12 +65,24 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
             if state["rep"] == -1:
                 return None
             if state["rep"] == -2:  # the recording call
-                region.calls.append({"specs": [spec(a) for a in args], "kwargs": sorted(kwargs)})
+                call = {"specs": [spec(a) for a in args], "kwargs": sorted(kwargs)}
+                if kwargs:  # the problem's inputs are the call's tensors, wherever they are (call_layout.py)
+                    try:
+                        call["layout"], tensors = call_layout.of_call(args, kwargs)
+                        call["specs"] = [spec(t) for t in tensors]
+                    except call_layout.LayoutError as e:
+                        call["layout_error"] = str(e)
+                region.calls.append(call)
             sync(device)
             state["start"][i] = time.perf_counter()
             return None
 
-        def post(mod, args, output, i=i):
+        def post(mod, args, output, i=i, region=region):
+            if state["rep"] == -2 and region.calls and "layout" in region.calls[-1]:
+                try:
+                    region.calls[-1]["output"] = call_layout.of_output(output)
+                except call_layout.LayoutError as e:
+                    region.calls[-1]["layout_error"] = str(e)
             if state["rep"] >= 0 and i in state["start"]:
                 sync(device)
                 per_rep[state["rep"]][i] += (time.perf_counter() - state["start"].pop(i)) * 1e3

@@ -28,22 +28,34 @@ ATTENTION_HINTS = {"scaled_dot_product_attention", "_scaled_dot_product_flash_at
                    "_scaled_dot_product_flash_attention_for_cpu"}
 REDUCTIONS = {"softmax", "_softmax", "log_softmax", "_log_softmax", "sum", "mean", "amax", "max", "min", "var", "std",
               "logsumexp", "cumsum", "norm", "linalg_vector_norm", "argmax", "prod"}
+# Attributes that do not change what a module computes: a decoder layer's index into the KV cache
+# (the 16 attentions of a Llama are one problem).
+NOT_THE_COMPUTATION = {"layer_idx"}
 SKIPPED_MODULES = (torch.nn.Dropout, torch.nn.Identity, torch.nn.Embedding)
 
 
 def classify(ops: List[str]) -> str:
-    """attention | gemm | conv | norm | elementwise | reduction | composite | none."""
+    """attention | gemm | mlp | conv | norm | rotary | elementwise | reduction | composite | none."""
     names = {o.rstrip("_") if o.endswith("_") and not o.startswith("_") else o for o in ops}
     compute = names - VIEWS
     if not compute:
         return "none"
-    if compute & ATTENTION_HINTS or ({"softmax", "_softmax"} & compute and len(compute & GEMMS) >= 2):
-        return "attention"
     gemm, conv, norm, red = compute & GEMMS, compute & CONVS, compute & NORMS, compute & REDUCTIONS
+    if "rsqrt" in compute and compute & {"mean", "pow"}:
+        # RMSNorm written out (x * rsqrt(mean(x^2) + eps)), as Hugging Face decoders have it.
+        norm, red = norm | {"rms_norm"}, red - {"mean", "sum"}
+    embedding = compute & {"embedding", "embedding_bag"}
+    if (compute & ATTENTION_HINTS or ({"softmax", "_softmax"} & compute and len(gemm) >= 2)) and not (norm or conv or embedding):
+        return "attention"
+    if embedding:
+        return "composite"
     if conv and not gemm and not norm:
         return "conv"
-    if gemm and not conv and not norm and not red and len([o for o in ops if o in GEMMS]) == 1:
-        return "gemm"
+    if {"cos", "sin"} <= compute and not conv and not norm and not red:
+        return "rotary"  # rotary position embeddings: positions times frequencies, their cosines and sines
+    if gemm and not conv and not norm and not red:
+        # One GEMM; or several with elementwise operators between them (a gated MLP: SiLU(x W1) * x W3, then W2).
+        return "gemm" if len([o for o in ops if o in GEMMS]) == 1 else "mlp"
     if norm and not gemm and not conv:
         return "norm"
     if not gemm and not conv and not norm and not red:
@@ -112,6 +124,8 @@ def module_signature(module: torch.nn.Module) -> str:
     for path, sub in module.named_modules():
         h.update(f"{path}:{type(sub).__module__}.{type(sub).__qualname__}".encode())
         for k, v in sorted(vars(sub).items()):
+            if k in NOT_THE_COMPUTATION:
+                continue
             if not k.startswith("_") and isinstance(v, (int, float, str, bool, tuple, type(None))):
                 h.update(f"{k}={v!r}".encode())
     for name, t in module.state_dict(keep_vars=True).items():
@@ -125,4 +139,4 @@ def module_signature(module: torch.nn.Module) -> str:
 def region_key(model: torch.nn.Module, region: Region, call: dict) -> str:
     mods = dict(model.named_modules())
     parts = [module_signature(mods[p]) for p in region.paths]
-    return hashlib.sha256(("|".join(parts) + repr(call.get("specs"))).encode()).hexdigest()[:16]
+    return hashlib.sha256(("|".join(parts) + repr(call.get("specs")) + repr(call.get("layout"))).encode()).hexdigest()[:16]

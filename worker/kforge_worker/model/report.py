@@ -36,13 +36,39 @@ def build(data: dict, kernels: Dict[str, dict], decisions: Dict[str, dict], fina
             "eager_ms_profiled": data["eager_ms"], "remainder_share": data["remainder_share"],
             "amdahl_bound": data["amdahl_bound"], "regions": rows, "installed": final, "patch": patch,
             "predicted_speedup": predicted, "measured_speedup": measured,
-            "variants": {n: {"ms": v["ms"], "speedup_vs_eager": v.get("speedup_vs_eager")} for n, v in variants.items()},
+            "variants": {n: {k: x for k, x in v.items() if not k.endswith("samples_ms")} for n, v in variants.items()},
+            "decode": data.get("decode"),
             "verdict": (final_run.get("verdicts") or {}).get("kforge"),
+            "compiled_verdict": (final_run.get("verdicts") or {}).get("kforge+torch.compile"),
+            "variant_errors": {n: e.splitlines()[0] for n, e in (final_run.get("errors") or {}).items()},
             "measure_failed": final_run.get("failed") or (runs.get("all") or {}).get("failed")}
 
 
 def _x(v) -> str:
     return "—" if v is None else f"{v:.2f}x"
+
+
+def _interval(v: dict, fmt: str) -> str:
+    return f"{v['median']:{fmt}} [{v['low']:{fmt}}, {v['high']:{fmt}}]"
+
+
+def _speedup(s) -> str:
+    return f"{s['median']:.2f}x [{s['low']:.2f}, {s['high']:.2f}]" if s else "1.00x"
+
+
+def _decoder_table(variants: dict, decode: dict) -> List[str]:
+    """A decoder's end to end: the prefill (one forward over the prompt) and the decode (single-token
+    steps with the KV cache), each as latency, tokens per second and speedup over eager."""
+    lines = [f"Prefill: one forward over {decode['batch']} x {decode['prompt']} prompt tokens; decode: "
+             f"{decode['steps']} single-token steps with the KV cache for each of {decode['batch']} sequences. "
+             "Medians [95% intervals].", "",
+             "| Variant | Prefill ms | Prefill tokens/s | Prefill speedup | Decode ms | Decode tokens/s | Decode speedup |",
+             "|---|---|---|---|---|---|---|"]
+    for name, v in variants.items():
+        lines.append(f"| {name} | {_interval(v['ms'], '.3f')} | {_interval(v['prefill_tokens_per_s'], '.0f')} | "
+                     f"{_speedup(v.get('speedup_vs_eager'))} | {_interval(v['decode_ms'], '.3f')} | "
+                     f"{_interval(v['decode_tokens_per_s'], '.0f')} | {_speedup(v.get('decode_speedup_vs_eager'))} |")
+    return lines
 
 
 def markdown(rep: dict) -> str:
@@ -65,17 +91,25 @@ def markdown(rep: dict) -> str:
     if not rep["installed"]:
         lines.append("No region's kernel was installed" + (f": {rep['measure_failed']}" if rep.get("measure_failed") else "")
                      + "; the model stays as it was.\n")
-    if rep["variants"]:
+    decode = rep.get("decode")
+    if rep["variants"] and decode:
+        lines += _decoder_table(rep["variants"], decode)
+    elif rep["variants"]:
         lines += ["| Variant | Latency (ms, median [95% interval]) | Speedup vs eager |", "|---|---|---|"]
         for name, v in rep["variants"].items():
-            ms = v["ms"]
-            s = v.get("speedup_vs_eager")
-            lines.append(f"| {name} | {ms['median']:.3f} [{ms['low']:.3f}, {ms['high']:.3f}] | "
-                         + (f"{s['median']:.2f}x [{s['low']:.2f}, {s['high']:.2f}]" if s else "1.00x") + " |")
+            lines.append(f"| {name} | {_interval(v['ms'], '.3f')} | {_speedup(v.get('speedup_vs_eager'))} |")
+    if rep["variants"]:
         verdict = rep.get("verdict") or {}
         if verdict.get("correct"):
             lines.append(f"\nThe patched model matches the original on fresh inputs (max abs error "
-                         f"{verdict['max_abs_error']:.2g}).")
+                         f"{verdict['max_abs_error']:.2g}" + (f"; decode steps' logits {verdict['decode_max_abs_error']:.2g}"
+                                                               if "decode_max_abs_error" in verdict else "") + ").")
+        compiled = rep.get("compiled_verdict")
+        if compiled is not None:
+            lines.append("kforge+torch.compile (the kernels as torch.library custom ops, compiled with the rest): "
+                         + ("matches the original." if compiled.get("correct") else f"wrong: {compiled.get('reason')}"))
+    for name, error in (rep.get("variant_errors") or {}).items():
+        lines.append(f"\n{name} did not run: {error}")
     m = rep["measured_speedup"]
     lines += ["", f"Predicted end-to-end speedup (Amdahl, the installed regions' kernel speedups): "
               f"{rep['predicted_speedup']:.2f}x; measured: {_x(m['median'] if m else None)}.",
