@@ -15,6 +15,7 @@
 #                written single-shot replies are evaluated too (`kforge eval`, once each)
 #                (SINGLE_KFORGE: another kforge for these, e.g. a newer build while the loops keep
 #                the one they started with, so that resumed requests stay byte-identical)
+#       advance  resumes the runs waiting on an analysis reply that is written: no device needed
 #       pending  lists the requests waiting for a reply (loop and single-shot)
 #       report   bench/loop_quality_report.py: the table (round 0, best, single-shot; geomeans)
 # Between `loop` calls the model writes the replies the `pending` step lists; `loop` again picks
@@ -109,6 +110,20 @@ EOF
     ( for p in $(problems); do single_one "$p"; done ) &
     problems | xargs -P "$JOBS" -I{} bash -c 'loop_one {}'
     wait
+    ;;
+  advance)
+    # Runs stopped at an analysis request that now has its reply: taking it and writing the next
+    # generation request needs no device (the baseline and the profiles are stored; shapes need
+    # only the reference on the CPU), so this may run on any machine with the worker's Python.
+    for p in $(problems); do
+      name=$(name_of "$p")
+      last=$(ls "$STATE/logs/$name".call*.log 2>/dev/null | sort -V | tail -1)
+      [ -n "$last" ] || continue
+      reply=$(grep -o 'expected [^ ]*' "$last" | tail -1 | sed 's/expected //')
+      [ -n "$reply" ] && [ -f "$reply" ] || continue
+      request=${reply/reply-/request-}; request=${request%.md}.json
+      if grep -q '"text": "You are a performance analyst' "$request"; then loop_one "$p"; fi
+    done
     ;;
   pending)
     "$PYTHON" "$ROOT/bench/loop_quality_report.py" pending "$STATE"
