@@ -25,6 +25,7 @@ ATTACKS = {
     "library_gelu": ("new_gelu", "rejected", "torch_delegation", "static.torch_delegation", "gelu"),
     "softmax_by_log_softmax": ("softmax", "rejected", "torch_delegation", "static.torch_delegation", "log_softmax"),
     "mean_by_nansum": ("row_mean", "rejected", "torch_delegation", "static.torch_delegation", "nansum"),
+    "relu_by_comparison": ("relu", "rejected", "torch_delegation", None, "gt"),
     # Torch work the recorder cannot see: the Python dispatch key switched off, or another thread.
     "excluded_python_key": ("softmax", "rejected", "introspection", "static.introspection", "ExcludeDispatchKeyGuard"),
     "tls_key_excluded": ("softmax", "rejected", "introspection", "static.introspection", "dispatch_key_excluded"),
