@@ -37,6 +37,7 @@ ATTACKS = {
 # honest candidate (tests/adversarial/honest/) -> (problem, the library calls it keeps)
 HONEST = {
     "gemm_then_own_sums": ("small_gemm_big_sum", ["matmul"]),
+    "conv_own_relu": ("conv_relu", ["conv"]),
     "linear_gemm_epilogue": ("linear_relu", ["matmul"]),
     "matmul_native": ("matmul", []),
     "algebraic_simplification": ("scaled_sums", []),
