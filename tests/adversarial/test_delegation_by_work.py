@@ -31,6 +31,8 @@ ATTACKS = {
     "tls_key_excluded": ("softmax", "rejected", "introspection", "static.introspection", "dispatch_key_excluded"),
     "no_dispatch_alias": ("softmax", "rejected", "introspection", "static.introspection", "DisableTorchDispatch"),
     "thread_at_import_plain": ("softmax", "rejected", "concurrency", None, "prefetch"),
+    # A custom operator with a Python kernel: torch runs it below the recorder.
+    "custom_op_kernel": ("softmax", "rejected", "torch_delegation", None, "kforge_attack::rows"),
     "thread_joined_in_forward": ("softmax", "rejected", "concurrency", "static.concurrency", "thread"),
 }
 

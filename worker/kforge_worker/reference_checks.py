@@ -94,6 +94,12 @@ def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed
             out.append({"name": "torch_delegation", "verdict": "fail",
                         "message": "the operator recorder was removed during forward"})
         else:
+            custom = [op for op in facts["aten_ops"] if isinstance(op, str) and "::" in op]
+            if custom:
+                out.append({"name": "torch_delegation", "verdict": "fail",
+                            "message": f"at run time the candidate called custom operators with Python kernels "
+                                       f"({', '.join(custom[:4])}): torch runs such a kernel below the operator "
+                                       f"recorder, where its torch work cannot be judged; call kernels directly"})
             flops = facts.get("library_flops")
             flops = ({k: float(v) for k, v in flops.items() if isinstance(v, (int, float))}
                      if isinstance(flops, dict) else None)

@@ -183,6 +183,8 @@ class _OpRecorder(dispatch_mode.LightDispatchMode):
         if _traced_only(args, kwargs):
             return func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
+        if func.namespace not in _TORCH_NAMESPACES and _python_kernel(func.namespace, name):
+            name = f"{func.namespace}::{name}"  # a custom operator whose kernel is Python: see ops.custom
         self._ops.add(name)
         if self._writes is not None and func._schema.is_mutable:
             self._writes.add(name)
@@ -192,6 +194,26 @@ class _OpRecorder(dispatch_mode.LightDispatchMode):
             if kind:
                 self._flops[kind] = self._flops.get(kind, 0) + _library_flops(name, args, out)
         return out
+
+
+# Namespaces of torch's own operators; any other is a custom operator (torch.library).
+_TORCH_NAMESPACES = {"aten", "prims", "_c10d_functional", "c10d", "profiler", "quantized", "rngprims", "debugprims"}
+_PYTHON_KERNELS: dict = {}
+
+
+def _python_kernel(namespace: str, name: str) -> bool:
+    """Whether a custom operator has a kernel written in Python (torch.library.custom_op, Library.impl):
+    the dispatcher runs it below this recorder, where the torch work it does goes unrecorded. A C++
+    kernel's torch calls are read in its source by the static checks."""
+    key = f"{namespace}::{name}"
+    if key not in _PYTHON_KERNELS:
+        try:
+            dump = torch._C._dispatch_dump(key)
+        except Exception:
+            dump = ""
+        _PYTHON_KERNELS[key] = any(".py:" in line or "<string>:" in line
+                                   for line in dump.splitlines() if ": registered at " in line and "debug:" not in line)
+    return _PYTHON_KERNELS[key]
 
 
 _FLOP_OPERATORS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "convolution",
