@@ -397,3 +397,24 @@ def test_the_precision_audit_is_skipped_where_its_float64_forward_would_not_fit_
         assert reply["precision"]["verdict"] == "pass"
     finally:
         ref.reset({})
+
+
+def test_custom_operators_with_python_kernels_are_named_and_judged():
+    """torch runs a custom operator's kernel below the dispatch modes: the recorder names the
+    operator with its namespace, and the reference judges it delegation."""
+    from kforge_worker.runtime_checks import _op_recorder
+
+    @torch.library.custom_op("kforge_test::rows", mutates_args=())
+    def rows(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, 1)
+
+    seen, x = set(), torch.randn(2, 4)
+    with _op_recorder(seen):
+        rows(x)
+    assert seen == {"kforge_test::rows"}
+    facts = {"events": [], "tampered": [], "new_threads": [], "children": [], "plain_tensors": True,
+             "output_types": ["torch.Tensor"], "deferred": False, "aliases_inputs": [False],
+             "aten_ops": sorted(seen | {"zero_"}), "ops_recorded": True}
+    found = [f for f in reference_checks.judge_run(facts, {"plain_tensors": True}, {"softmax"}, ALLOWED)
+             if f["name"] == "torch_delegation"]
+    assert found and "kforge_test::rows" in found[0]["message"], found
