@@ -211,8 +211,9 @@ def _python_kernel(namespace: str, name: str) -> bool:
             dump = torch._C._dispatch_dump(key)
         except Exception:
             dump = ""
-        _PYTHON_KERNELS[key] = any(".py:" in line or "<string>:" in line
-                                   for line in dump.splitlines() if ": registered at " in line and "debug:" not in line)
+        # Kernels that compute (a Meta or fake kernel, for tracing, runs on no data).
+        _PYTHON_KERNELS[key] = any(".py:" in line or "<string>:" in line for line in dump.splitlines()
+                                   if ": registered at " in line and not line.startswith(("debug:", "Meta", "Fake")))
     return _PYTHON_KERNELS[key]
 
 
