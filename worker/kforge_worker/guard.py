@@ -36,6 +36,9 @@ class Guard:
     def __init__(self):
         self.allowed = set()
         self.reference_ops = set()
+        # FLOPs of the reference's GEMMs and convolutions by library kind, per shape (trial tag): what the
+        # candidate's allowed library calls may do at most (ops.delegation).
+        self.reference_flops = {}
         self.reference_writes = None  # whether the reference's first main call ran an operator that writes an argument
         self.calibration = None
         self.tightened = False
@@ -135,11 +138,17 @@ class Guard:
     def forward(self, ref, inputs, trial: int, tag: str):
         """The reference forward of a trial; the first main trial also records the aten operators."""
         if trial == 0 and tag == "main":
-            seen, writes = set(), set()
-            with _op_recorder(seen, writes):
+            seen, writes, flops = set(), set(), {}
+            with _op_recorder(seen, writes, flops):
                 out = ref._forward(inputs)
             self.reference_ops = ops.canonical_set(seen)
             self.reference_writes = bool(writes)
+            self.reference_flops = {tag: flops}
+        elif tag not in self.reference_flops:
+            flops = {}
+            with _op_recorder(set(), None, flops):
+                out = ref._forward(inputs)
+            self.reference_flops[tag] = flops
         else:
             out = ref._forward(inputs)
         return out
@@ -210,7 +219,8 @@ class Guard:
         timing = bool(req.get("timing"))
         if not timing:
             findings = reference_checks.judge_run(got.get("facts"), record.get("facts", {}), self.reference_ops,
-                                                  self.allowed, self.policy)
+                                                  self.allowed, self.policy,
+                                                  self.reference_flops.get(record.get("tag", "main")))
             imp = req.get("import_facts")
             if imp:
                 findings += reference_checks.judge_import(imp.get("events", []), imp.get("tampered", []),

@@ -32,7 +32,7 @@ def _category_findings(events: list, when: str) -> List[dict]:
     out = []
     for cat, details in by_cat.items():
         verdict = "warn" if cat in ("dynamic_code", "native_loading") else "fail"
-        what = {"file_io": "touched files", "network": "used the network", "concurrency": "started processes",
+        what = {"file_io": "touched files", "network": "used the network", "concurrency": "started processes or threads",
                 "introspection": "inspected frames, the garbage collector or raw memory",
                 "dynamic_code": "compiled code at run time", "native_loading": "loaded native symbols"}[cat]
         out.append({"name": cat, "verdict": verdict,
@@ -56,8 +56,9 @@ def judge_precision_flags(flags: Optional[dict], policy: str, when: str) -> List
 
 
 def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed: Set[str],
-              policy: str = "strict") -> List[dict]:
-    """Findings from one correctness run of the candidate."""
+              policy: str = "strict", reference_flops: Optional[Dict[str, float]] = None) -> List[dict]:
+    """Findings from one correctness run of the candidate. ``reference_flops``: the reference's GEMM
+    and convolution FLOPs at this trial's shapes, by library kind (ops.delegation)."""
     if not isinstance(facts, dict):
         return [{"name": "runtime_integrity", "verdict": "fail",
                  "message": "the candidate process sent no runtime facts with its outputs"}]
@@ -93,7 +94,17 @@ def judge_run(facts: Optional[dict], ref: dict, reference_ops: Set[str], allowed
             out.append({"name": "torch_delegation", "verdict": "fail",
                         "message": "the operator recorder was removed during forward"})
         else:
-            found = ops.delegation(reference_ops, ops.canonical_set(facts["aten_ops"]), allowed)
+            custom = [op for op in facts["aten_ops"] if isinstance(op, str) and "::" in op]
+            if custom:
+                out.append({"name": "torch_delegation", "verdict": "fail",
+                            "message": f"at run time the candidate called custom operators with Python kernels "
+                                       f"({', '.join(custom[:4])}): torch runs such a kernel below the operator "
+                                       f"recorder, where its torch work cannot be judged; call kernels directly"})
+            flops = facts.get("library_flops")
+            flops = ({k: float(v) for k, v in flops.items() if isinstance(v, (int, float))}
+                     if isinstance(flops, dict) else None)
+            found = ops.delegation(reference_ops, ops.canonical_set(facts["aten_ops"]), allowed, reference_flops,
+                                   flops)
             if found:
                 out.append({"name": "torch_delegation", "verdict": found[0],
                             "message": f"at run time {found[1]} (aten operators: {', '.join(facts['aten_ops'][:12])})"})

@@ -34,6 +34,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 import kforge_kernels
 from kforge_worker import dispatch_mode
+from kforge_worker import ops as ops_names
 from kforge_worker.timed_reps import _leaves, same_bits  # the tensors of a nested output, in one order for both
 
 # torch's builders, which any target's candidate may use (load_inline, torch.compile); build_frames()
@@ -122,7 +123,7 @@ def _protected_objects() -> dict:
         (torch.cuda, ["synchronize", "Event", "current_stream", "default_stream"]),
         (torch.cuda.Event, ["elapsed_time", "record", "synchronize", "query"]),
         (sys.modules[__name__], ["Watch", "forward_facts", "take_snapshots", "_protected_objects"]),
-    ] + [(sys.modules[m], list(names)) for m, names in _DISPATCH_SWITCHES if m in sys.modules
+    ] + [(sys.modules[m], list(names)) for m, names in _DISPATCH_SWITCHES + _THREAD_STARTS if m in sys.modules
          ] + [(sys.modules[m].CudaTimer, ["measure", "info"]) for m in ("kforge_worker.cuda_timing",)
          if m in sys.modules and hasattr(sys.modules[m], "CudaTimer")]:
         for name in names:
@@ -167,20 +168,78 @@ def _raw_clone(t: torch.Tensor, device=None):
 
 
 class _OpRecorder(dispatch_mode.LightDispatchMode):
-    """Records the overload packet name of every aten operator dispatched while it is active, and
-    in ``writes`` (where given) those whose schema writes to an argument (in-place, ``out=``)."""
+    """Records the overload packet name of every aten operator dispatched while it is active, in
+    ``writes`` (where given) those whose schema writes to an argument (in-place, ``out=``), and in
+    ``flops`` (where given) the FLOPs of the GEMM and convolution operators, by library kind
+    (ops.flop_kind: the work a target's allowed library calls may do, judged against the reference's)."""
 
-    def __init__(self, ops: set, writes: Optional[set] = None):
+    def __init__(self, ops: set, writes: Optional[set] = None, flops: Optional[dict] = None):
         super().__init__()
         self._ops = ops
         self._writes = writes
+        self._flops = flops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not _traced_only(args, kwargs):
-            self._ops.add(func.overloadpacket.__name__)
-            if self._writes is not None and func._schema.is_mutable:
-                self._writes.add(func.overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
+        if _traced_only(args, kwargs):
+            return func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if func.namespace not in _TORCH_NAMESPACES and _python_kernel(func.namespace, name):
+            name = f"{func.namespace}::{name}"  # a custom operator whose kernel is Python: see ops.custom
+        self._ops.add(name)
+        if self._writes is not None and func._schema.is_mutable:
+            self._writes.add(name)
+        out = func(*args, **(kwargs or {}))
+        if self._flops is not None and name in _FLOP_OPERATORS:
+            kind = ops_names.flop_kind(name)
+            if kind:
+                self._flops[kind] = self._flops.get(kind, 0) + _library_flops(name, args, out)
+        return out
+
+
+# Namespaces of torch's own operators; any other is a custom operator (torch.library).
+_TORCH_NAMESPACES = {"aten", "prims", "_c10d_functional", "c10d", "profiler", "quantized", "rngprims", "debugprims"}
+_PYTHON_KERNELS: dict = {}
+
+
+def _python_kernel(namespace: str, name: str) -> bool:
+    """Whether a custom operator has a kernel written in Python (torch.library.custom_op, Library.impl):
+    the dispatcher runs it below this recorder, where the torch work it does goes unrecorded. A C++
+    kernel's torch calls are read in its source by the static checks."""
+    key = f"{namespace}::{name}"
+    if key not in _PYTHON_KERNELS:
+        try:
+            dump = torch._C._dispatch_dump(key)
+        except Exception:
+            dump = ""
+        # Kernels that compute (a Meta or fake kernel, for tracing, runs on no data).
+        _PYTHON_KERNELS[key] = any(".py:" in line or "<string>:" in line for line in dump.splitlines()
+                                   if ": registered at " in line and not line.startswith(("debug:", "Meta", "Fake")))
+    return _PYTHON_KERNELS[key]
+
+
+_FLOP_OPERATORS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "convolution",
+                   "_convolution", "mkldnn_convolution", "convolution_overrideable", "cudnn_convolution",
+                   "_slow_conv2d_forward", "_mps_convolution"}
+
+
+def _library_flops(name: str, args, out) -> int:
+    """Multiply-adds times two of a GEMM or convolution operator, from its shapes (the formulas of
+    torch.utils.flop_counter, whose import costs the candidate process 0.1 s)."""
+    try:
+        if name in ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot"):
+            a, b = (args[1], args[2]) if name.startswith("add") or name == "baddbmm" else (args[0], args[1])
+            inner = a.shape[-1]
+            batch = a.shape[0] if name in ("addbmm",) else 1
+            return 2 * inner * batch * max(1, out.numel())
+        x, w = args[0], args[1]
+        transposed = bool(args[6]) if len(args) > 6 and name in ("convolution", "_convolution") else False
+        spatial = (x if transposed else out).shape[2:]
+        count = x.shape[0] * w.numel() * 2
+        for d in spatial:
+            count *= d
+        return int(count)
+    except Exception:
+        return 0
 
 
 def _traced_only(args, kwargs) -> bool:
@@ -195,9 +254,9 @@ def _traced_only(args, kwargs) -> bool:
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
-def _op_recorder(ops: set, writes: Optional[set] = None) -> _OpRecorder:
+def _op_recorder(ops: set, writes: Optional[set] = None, flops: Optional[dict] = None) -> _OpRecorder:
     """An operator recorder (with torch's dynamo guard once torch.compile is in use)."""
-    return dispatch_mode.make(_OpRecorder, ops, writes)
+    return dispatch_mode.make(_OpRecorder, ops, writes, flops)
 
 
 class Watch:
@@ -262,6 +321,7 @@ class Watch:
 
         sys.addaudithook(hook)
         _watch_dispatch_modes(state, caller_is_candidate)
+        _watch_thread_starts(state, building)
         # Threads alive before the candidate was imported are kforge's; any other Python thread that is
         # still alive when a forward call starts was started by the candidate (or its toolchain) at
         # import, construction or an earlier call, and could do torch work the recorder does not see.
@@ -312,11 +372,12 @@ class Watch:
         running = self._candidate_threads()
         children_before = _children()
         ops: set = set()
+        flops: dict = {}
         self._begin()
         try:
             with torch.no_grad():
                 if record_ops:
-                    with _op_recorder(ops):
+                    with _op_recorder(ops, flops=flops):
                         outputs = model(*inputs)
                         torch.empty(1).zero_()  # canary: proves the recorder was still in place
                 else:
@@ -333,6 +394,8 @@ class Watch:
             meanwhile(snapshots)
         facts = forward_facts(outputs, snapshots, inputs, events, threads_before, children_before, ops, record_ops,
                               self._tampered(), settled)
+        if record_ops:
+            facts["library_flops"] = flops
         facts["running_threads"] = running
         return outputs, facts, rebuild(outputs, iter(snapshots))
 
@@ -384,13 +447,21 @@ _DISPATCH_SWITCHES = (
     ("torch.utils._python_dispatch", ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_push_mode",
                                       "_get_current_dispatch_mode_stack")),
     ("torch._C", ("_unset_dispatch_mode", "_set_dispatch_mode", "_pop_torch_dispatch_stack",
-                  "_push_on_torch_dispatch_stack", "_get_dispatch_stack_at")),
+                  "_push_on_torch_dispatch_stack", "_get_dispatch_stack_at",
+                  # The thread's dispatch keys: excluding the Python key skips every dispatch mode.
+                  "ExcludeDispatchKeyGuard", "_ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard",
+                  "_ForceDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
+                  "_RestorePythonTLSSnapshot", "_DisableTorchDispatch", "_DisableFuncTorch",
+                  "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included")),
 )
 
 
 def _watch_dispatch_modes(state: dict, caller_is_candidate) -> None:
+    """Wraps each switch, and every alias torch's own modules bound to it when torch was imported
+    (torch.utils._mode_utils.no_dispatch is torch._C._DisableTorchDispatch)."""
     import functools
 
+    wrappers = {}
     for module_name, names in _DISPATCH_SWITCHES:
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
         for name in names:
@@ -403,13 +474,59 @@ def _watch_dispatch_modes(state: dict, caller_is_candidate) -> None:
                     state["busy"] = True
                     try:
                         if caller_is_candidate():
-                            state["events"].append(["introspection", f"{_name}() (the dispatch-mode stack, where "
-                                                                     f"kforge's operator recorder sits)"])
+                            state["events"].append(["introspection", f"{_name}() (the dispatch-mode stack or the "
+                                                                     f"dispatch keys, which kforge's operator "
+                                                                     f"recorder relies on)"])
                     finally:
                         state["busy"] = False
                 return _original(*args, **kwargs)
 
-            watched = functools.wraps(original)(watched) if callable(original) else watched
+            if callable(original) and not isinstance(original, type):
+                watched = functools.wraps(original)(watched)
+            watched._kforge_watched = True
+            setattr(module, name, watched)
+            wrappers[id(original)] = (original, watched)
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("torch") or module is None:
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for name, value in items:
+            found = wrappers.get(id(value))
+            if found is not None and found[0] is value:
+                setattr(module, name, found[1])
+
+
+# Where Python starts a thread: no audit event says so, and a thread started and joined within forward
+# leaves nothing running afterwards, yet the operator recorder never saw its torch work.
+_THREAD_STARTS = (("_thread", ("start_new_thread", "start_joinable_thread")),
+                  ("threading", ("_start_new_thread", "_start_joinable_thread")))
+
+
+def _watch_thread_starts(state: dict, building) -> None:
+    import functools
+
+    for module_name, names in _THREAD_STARTS:
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        for name in names:
+            original = getattr(module, name, None)
+            if original is None or getattr(original, "_kforge_watched", False):
+                continue
+
+            def watched(*args, _original=original, **kwargs):
+                if state["active"] and not state["busy"] and len(state["events"]) < 50:
+                    state["busy"] = True
+                    try:
+                        if not building():
+                            state["events"].append(["concurrency", "started a thread (torch work on it escapes the "
+                                                                   "operator recorder)"])
+                    finally:
+                        state["busy"] = False
+                return _original(*args, **kwargs)
+
+            watched = functools.wraps(original)(watched)
             watched._kforge_watched = True
             setattr(module, name, watched)
 

@@ -60,7 +60,12 @@ _DISPATCH_MODE_NAMES = {"_disable_current_modes", "_pop_mode", "_push_mode", "_p
                         "_DisableFuncTorch", "_ExcludeDispatchKeyGuard", "_RestorePythonTLSSnapshot",
                         "_ForceDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_set_torch_dispatch_mode",
                         "_disabled_torch_dispatch_impl", "_python_dispatch", "_pop_torch_function_stack",
-                        "_push_on_torch_function_stack", "_disable_infra_mode", "_disable_current_modes_context"}
+                        "_push_on_torch_function_stack", "_disable_infra_mode", "_disable_current_modes_context",
+                        # The thread's dispatch keys (excluding the Python key skips every mode), and
+                        # torch's own aliases of the switches (_mode_utils.no_dispatch).
+                        "ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
+                        "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included",
+                        "_mode_utils", "no_dispatch"}
 _FILE_CALLS = {"open", "io.open", "os.open", "os.read", "os.write", "os.pwrite", "os.writev", "os.dup", "os.dup2",
                "os.fdopen", "os.close", "os.pipe", "os.sendfile", "os.truncate", "os.ftruncate", "os.remove", "os.unlink", "os.rename",
                "os.replace", "os.listdir", "os.scandir", "os.walk", "os.makedirs", "os.mkdir", "os.stat",
@@ -655,7 +660,8 @@ def run(candidate_source: str, reference_source: Optional[str], allowed_calls: I
     cand_ops = torch_computations(a, runtime, skip=kernel_bodies | _conditional_nodes(runtime))
     found = ops.delegation(reference_ops, set(cand_ops), allowed)
     if found:
-        lines = sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))
+        lines = (sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))
+                 or sorted(cand_ops[op] for op in cand_ops if op not in ops.ARITHMETIC))
         a.findings.append(_Finding("torch_delegation", found[0], lines[0] if lines else 0, found[1]))
     else:
         # PyTorch called only in a branch (a fallback for other devices, dtypes or ranks) is judged by

@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from kforge_worker import calibration, compare, ops, precision, reference_checks, sol, tensors
 
@@ -151,6 +152,58 @@ def test_delegation_rules():
     assert ops.delegation({"matmul"}, {"matmul"}, {"matmul"})[0] == "fail"  # the whole thing, allowed or not
     assert ops.delegation({"add", "mul"}, {"add", "mul"}, set())[0] == "warn"  # arithmetic only
     assert ops.canonical("_softmax") == "softmax" and ops.canonical("relu_") == "relu"
+
+
+ALLOWED = {"matmul", "conv"}  # the cpu, cuda and triton targets' allowed_torch_calls, canonical
+
+
+def test_an_allowed_library_call_does_only_work_of_a_kind_the_reference_does():
+    gemm, sums = ops.canonical_set(["mm", "relu"]), ops.canonical_set(["mul", "sum", "add"])
+    assert ops.delegation(gemm, ops.canonical_set(["mm", "empty", "t"]), ALLOWED) is None
+    verdict, why = ops.delegation(ops.canonical_set(["mm"]), ops.canonical_set(["convolution", "view"]), ALLOWED)
+    assert verdict == "fail" and "computes no convolution" in why, why  # a 1x1 conv standing in for a matmul
+    verdict, why = ops.delegation(sums, ops.canonical_set(["mm", "mul"]), ALLOWED)
+    assert verdict == "fail" and "computes no GEMM" in why, why  # matmul(x, ones) for a sum
+    # Attention is GEMM work: its matmuls may be library calls.
+    assert ops.delegation({"attention", "relu"}, {"matmul"}, ALLOWED) is None
+
+
+def test_an_allowed_library_call_does_no_more_flops_than_the_reference():
+    ref, cand = ops.canonical_set(["mm", "sum", "add"]), ops.canonical_set(["mm"])
+    assert ops.delegation(ref, cand, ALLOWED, {"matmul": 1000}, {"matmul": 1000}) is None
+    assert ops.delegation(ref, cand, ALLOWED, {"matmul": 1000}, {"matmul": 1200}) is None  # within the margin
+    verdict, why = ops.delegation(ref, cand, ALLOWED, {"matmul": 1000}, {"matmul": 20_000})
+    assert verdict == "fail" and "20.0x the reference's" in why, why
+
+
+def test_other_torch_computation_is_delegation_whatever_its_name():
+    gelu = ops.canonical_set(["mul", "pow", "add", "tanh"])
+    assert ops.delegation(gelu, ops.canonical_set(["gelu", "empty"]), ALLOWED)[0] == "fail"
+    assert ops.delegation({"softmax"}, ops.canonical_set(["_log_softmax", "exp"]), ALLOWED)[0] == "fail"
+    # Names no table lists count by torch's tags (pointwise, reduction); copies and fills are glue.
+    assert ops.canonical("nansum") == "sum" and ops.canonical("lerp") == "lerp" and ops.canonical("gt") == "gt"
+    assert {ops.canonical(n) for n in ("clone", "copy_", "_to_copy", "fill_", "zero_", "view")} == {None}
+    assert ops.delegation({"relu"}, ops.canonical_set(["gt", "mul"]), ALLOWED)[0] == "fail"  # x * (x > 0)
+    # Elementwise arithmetic stays glue beside a reference's heavier work.
+    assert ops.delegation(ops.canonical_set(["addmm", "relu"]), ops.canonical_set(["mm", "add"]), ALLOWED) is None
+
+
+def test_the_recorder_counts_library_flops_by_kind():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from kforge_worker.runtime_checks import _op_recorder
+
+    calls = [lambda: F.linear(torch.randn(8, 16), torch.randn(4, 16), torch.randn(4)),
+             lambda: torch.einsum("bij,bjk->bik", torch.randn(3, 8, 16), torch.randn(3, 16, 4)),
+             lambda: F.conv2d(torch.randn(2, 4, 10, 10), torch.randn(6, 2, 3, 3), groups=2),
+             lambda: F.conv_transpose2d(torch.randn(2, 3, 10, 10), torch.randn(3, 5, 3, 3))]
+    for call, kind in zip(calls, ["matmul", "matmul", "conv", "conv"]):
+        flops = {}
+        with _op_recorder(set(), None, flops):
+            call()
+        with FlopCounterMode(display=False) as counter:
+            call()
+        assert flops == {kind: counter.get_total_flops()}
 
 
 def test_runtime_facts_are_judged_against_the_reference():
@@ -344,3 +397,24 @@ def test_the_precision_audit_is_skipped_where_its_float64_forward_would_not_fit_
         assert reply["precision"]["verdict"] == "pass"
     finally:
         ref.reset({})
+
+
+def test_custom_operators_with_python_kernels_are_named_and_judged():
+    """torch runs a custom operator's kernel below the dispatch modes: the recorder names the
+    operator with its namespace, and the reference judges it delegation."""
+    from kforge_worker.runtime_checks import _op_recorder
+
+    @torch.library.custom_op("kforge_test::rows", mutates_args=())
+    def rows(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, 1)
+
+    seen, x = set(), torch.randn(2, 4)
+    with _op_recorder(seen):
+        rows(x)
+    assert seen == {"kforge_test::rows"}
+    facts = {"events": [], "tampered": [], "new_threads": [], "children": [], "plain_tensors": True,
+             "output_types": ["torch.Tensor"], "deferred": False, "aliases_inputs": [False],
+             "aten_ops": sorted(seen | {"zero_"}), "ops_recorded": True}
+    found = [f for f in reference_checks.judge_run(facts, {"plain_tensors": True}, {"softmax"}, ALLOWED)
+             if f["name"] == "torch_delegation"]
+    assert found and "kforge_test::rows" in found[0]["message"], found

@@ -48,7 +48,8 @@ def test_facts_from_a_hostile_forward(tmp_path):
         _, facts, snap = w.forward(cand.forward, [torch.randn(4)], record_ops=True)
         print(sorted({{e[0] for e in facts["events"]}}), facts["deferred"], facts["ops_recorded"], float(snap.sum()))
     """)
-    assert out.strip() == "['file_io'] True True 0.0", out
+    # The thread started in forward is a concurrency event of its own (no audit event says so).
+    assert out.strip() == "['concurrency', 'file_io'] True True 0.0", out
 
 
 def test_patching_the_clock_is_seen(tmp_path):
@@ -197,3 +198,49 @@ def test_a_thread_started_at_import_and_switched_off_dispatch_modes_are_seen(tmp
     """)
     lines = out.strip().splitlines()
     assert lines == ["['helper'] False", "['introspection'] True False"], out
+
+
+def test_dispatch_keys_switched_off_and_threads_joined_in_forward_are_seen(tmp_path):
+    """Work the operator recorder cannot see: the Python dispatch key excluded (a guard, a setter,
+    torch's own alias of a switch bound at its import), or a thread started and joined within forward."""
+    cand = tmp_path / "cand.py"
+    cand.write_text(textwrap.dedent("""
+        import threading
+        import torch
+        from torch.utils._mode_utils import no_dispatch
+        PY = torch._C.DispatchKey.Python
+        def guard(x):
+            with torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(PY)):
+                return torch.softmax(x, 1)
+        def setter(x):
+            torch._C._dispatch_tls_set_dispatch_key_excluded(PY, True)
+            try:
+                return torch.softmax(x, 1)
+            finally:
+                torch._C._dispatch_tls_set_dispatch_key_excluded(PY, False)
+        def alias(x):
+            with no_dispatch():
+                return torch.softmax(x, 1)
+        def joined(x):
+            out = []
+            t = threading.Thread(target=lambda: out.append(torch.softmax(x, 1)))
+            t.start()
+            t.join()
+            return out[0]
+        def honest(x):
+            return torch.empty_like(x).zero_()
+    """))
+    out = run(f"""
+        import sys, torch
+        from kforge_worker.runtime_checks import Watch
+        w = Watch({str(cand)!r})
+        sys.path.insert(0, {str(tmp_path)!r})
+        import cand
+        for fn in (cand.guard, cand.setter, cand.alias, cand.joined, cand.honest):
+            _, facts, _ = w.forward(fn, [torch.randn(2, 4)], record_ops=True, settle=False)
+            print(fn.__name__, sorted({{e[0] for e in facts["events"]}}), "_softmax" in facts["aten_ops"])
+        print(w.tampered())
+    """)
+    assert out.strip().splitlines() == ["guard ['introspection'] False", "setter ['introspection'] False",
+                                        "alias ['introspection'] False", "joined ['concurrency'] False",
+                                        "honest [] False", "[]"], out
