@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_view.h"
+
 namespace kforge {
 
 // 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error;
@@ -45,10 +47,12 @@ void add_provenance(nlohmann::json& doc);
 
 // The largest interquartile range relative to its median among the timed functions of an
 // EvalResult (candidate, eager, compile); nullopt when nothing was timed.
+std::optional<double> max_iqr_rel(const EvalView& v);
 std::optional<double> max_iqr_rel(const nlohmann::json& doc);
 
 // The spread of each timed function of an EvalResult: {"candidate": {"p25_ms", "p75_ms",
 // "iqr_rel"}, "eager": ..., "compile": ...}, the functions that were timed only.
+nlohmann::json timing_spread(const EvalView& v);
 nlohmann::json timing_spread(const nlohmann::json& doc);
 
 // A short human summary for the terminal (several lines, units on every number).
