@@ -12,7 +12,6 @@
 #include "eval/memory_ledger.h"
 #include "eval/speed_claim.h"
 #include "eval/timing_stats.h"
-#include "util/provenance.h"
 
 namespace kforge {
 
@@ -24,17 +23,14 @@ int EvalResult::exit_code() const {
   return 1;
 }
 
-void add_provenance(nlohmann::json& doc) {
-  nlohmann::json& env = doc["env"];
-  const nlohmann::json python = env.value("python", nlohmann::json());
-  const nlohmann::json found = environment(python.is_string() ? python.get<std::string>() : "");
-  for (const auto& [key, value] : found.items())
-    if (!env.contains(key) || (key == "torch" && env[key] == "")) env[key] = value;
+std::string EvalResult::error_message() const {
+  const EvalView v = EvalView::decode(doc);
+  return v.error ? v.error->message : "";
 }
 
 std::optional<double> max_iqr_rel(const EvalView& v) {
   std::optional<double> worst;
-  for (const auto* s : {&v.spread.candidate, &v.spread.eager, &v.spread.compile})
+  for (const auto* s : {&v.recorded.candidate, &v.recorded.eager, &v.recorded.compile})
     if (*s && (*s)->iqr_rel) worst = std::max(worst.value_or(0.0), *(*s)->iqr_rel);
   return worst;
 }
@@ -43,8 +39,8 @@ std::optional<double> max_iqr_rel(const nlohmann::json& doc) { return max_iqr_re
 nlohmann::json timing_spread(const EvalView& v) {
   nlohmann::json out = nlohmann::json::object();
   const auto optional = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(); };
-  for (const auto& [which, s] : {std::pair{"candidate", &v.spread.candidate}, std::pair{"eager", &v.spread.eager},
-                                 std::pair{"compile", &v.spread.compile}})
+  for (const auto& [which, s] : {std::pair{"candidate", &v.recorded.candidate}, std::pair{"eager", &v.recorded.eager},
+                                 std::pair{"compile", &v.recorded.compile}})
     if (*s && (*s)->p25_ms)
       out[which] = {{"p25_ms", *(*s)->p25_ms}, {"p75_ms", optional((*s)->p75_ms)}, {"iqr_rel", (*s)->iqr_rel.value_or(0.0)}};
   return out;

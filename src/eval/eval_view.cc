@@ -110,9 +110,9 @@ std::optional<RecordedSpeedup> recorded_speedup(const Fields& s) {
                          static_cast<int>(s.integer("rounds").value_or(0))};
 }
 
-std::optional<RecordedSpread> recorded_spread(const Fields& t) {
+std::optional<RecordedTiming> recorded_timing(const Fields& t) {
   if (!t.present()) return std::nullopt;
-  return RecordedSpread{t.number("p25_ms"), t.number("p75_ms"), t.number("iqr_rel")};
+  return RecordedTiming{t.number("median_ms"), t.number("p25_ms"), t.number("p75_ms"), t.number("iqr_rel")};
 }
 
 }  // namespace
@@ -120,6 +120,11 @@ std::optional<RecordedSpread> recorded_spread(const Fields& t) {
 std::optional<TimingStats> decode_timing_stats(const json& j) {
   if (!j.is_object()) return std::nullopt;
   return timing_stats(Fields(&j, "timing."));
+}
+
+std::optional<std::string> decode_status(const json& doc) {
+  if (!doc.is_object()) return std::nullopt;
+  return Fields(&doc, "").text("status");
 }
 
 EvalView EvalView::decode(const json& doc) {
@@ -176,8 +181,8 @@ EvalView EvalView::decode(const json& doc) {
     timing.threads = static_cast<int>(t.integer("threads").value_or(0));
     v.timing = timing;
   }
-  v.spread = {recorded_spread(t.object("candidate")), recorded_spread(t.object("eager")),
-              recorded_spread(t.object("compile"))};
+  v.recorded = {recorded_timing(t.object("candidate")), recorded_timing(t.object("eager")),
+              recorded_timing(t.object("compile"))};
   v.speedup_vs_eager = d.number("speedup_vs_eager");
   v.speedup_vs_compile = d.number("speedup_vs_compile");
   const Fields speedup = d.object("speedup");
@@ -206,7 +211,10 @@ EvalView EvalView::decode(const json& doc) {
     for (const Fields& retry : m.objects("retries")) mem.retry_statuses.push_back(retry.text("status").value_or(""));
     v.memory = mem;
   }
-  if (const Fields env = d.object("env"); env.present()) v.torch = env.text("torch").value_or("");
+  if (const Fields env = d.object("env"); env.present()) {
+    v.torch = env.text("torch").value_or("");
+    v.isolation = env.text("isolation");
+  }
   v.notes = d.strings("notes");
   v.wall_seconds = d.number("wall_seconds").value_or(0);
   return v;

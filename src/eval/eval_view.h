@@ -56,13 +56,13 @@ struct TimingView {
   int threads = 0;
 };
 
-// The spread timing.<which> recorded (p25_ms, p75_ms, iqr_rel), whether or not the candidate was
-// timed: a candidate that failed during timing still has its baselines' figures.
-struct RecordedSpread {
-  std::optional<double> p25_ms, p75_ms, iqr_rel;
+// What timing.<which> recorded (median_ms, p25_ms, p75_ms, iqr_rel), whether or not the candidate
+// was timed: a candidate that failed during timing still has its baselines' figures.
+struct RecordedTiming {
+  std::optional<double> median_ms, p25_ms, p75_ms, iqr_rel;
 };
-struct RecordedSpreads {
-  std::optional<RecordedSpread> candidate, eager, compile;  // present where timing.<which> is an object
+struct RecordedTimings {
+  std::optional<RecordedTiming> candidate, eager, compile;  // present where timing.<which> is an object
 };
 
 // speedup.vs_eager / vs_compile: the evaluator's interleaved estimate (eval/speedup.h).
@@ -98,7 +98,7 @@ struct EvalView {
   CorrectnessView correctness;
   std::vector<CheckEntry> checks;
   std::optional<TimingView> timing;  // present when the candidate was timed
-  RecordedSpreads spread;
+  RecordedTimings recorded;
   std::optional<double> speedup_vs_eager, speedup_vs_compile;
   std::optional<RecordedSpeedup> recorded_speedup_vs_eager, recorded_speedup_vs_compile;
   std::optional<std::string> speed_class;
@@ -106,6 +106,7 @@ struct EvalView {
   std::optional<LibraryCallsView> library_calls;  // present when the evaluation reported them
   std::optional<MemoryView> memory;               // present when memory was reserved for it
   std::optional<std::string> torch;               // env.torch ("" unknown); nullopt without env
+  std::optional<std::string> isolation;           // env.isolation: "bubblewrap" or the fallback and why
   std::vector<std::string> notes;
   double wall_seconds = 0;
 
@@ -113,6 +114,9 @@ struct EvalView {
   // nothing stored) decodes as empty.
   static EvalView decode(const nlohmann::json& doc);
 };
+
+// The status alone (EvalResult::status() reads it for every decision), nullopt when absent.
+std::optional<std::string> decode_status(const nlohmann::json& doc);
 
 // A timing summary written by to_json(TimingStats); nullopt when `j` is not one.
 std::optional<TimingStats> decode_timing_stats(const nlohmann::json& j);

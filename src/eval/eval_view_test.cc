@@ -80,8 +80,8 @@ TEST(EvalView, AbsentAndNullPartsReadAsNotThere) {
   EXPECT_FALSE(v.torch);
   EXPECT_FALSE(v.library_calls);
   EXPECT_FALSE(v.timing);  // the candidate was not timed...
-  ASSERT_TRUE(v.spread.eager);  // ...but its baseline's spread is still there
-  EXPECT_EQ(v.spread.eager->p25_ms, 1.0);
+  ASSERT_TRUE(v.recorded.eager);  // ...but its baseline's spread is still there
+  EXPECT_EQ(v.recorded.eager->p25_ms, 1.0);
   EXPECT_TRUE(EvalView::decode(json()).status.empty());
 }
 

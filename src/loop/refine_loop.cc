@@ -233,12 +233,12 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
   }
   // Not stored: `kforge run --resume` on a fixed machine must evaluate this step again, not replay it.
   if (result.status() == status::kEnvironmentError) {  // every later evaluation would fail the same way
-    std::string msg = result.doc.value("error", json::object()).value("message", "");
+    std::string msg = result.error_message();
     throw RunStopped{"failed", status::kEnvironmentError, "this machine cannot evaluate: " + msg};
   }
   ctx_.store->add_run_evaluation(ctx_.run_id, step, result.doc, source);
   if (result.status() == status::kProblemError) {
-    std::string msg = result.doc.value("error", json::object()).value("message", "");
+    std::string msg = result.error_message();
     throw RunStopped{"failed", "problem_error", "the reference problem failed: " + msg};
   }
   step_stored(step);
