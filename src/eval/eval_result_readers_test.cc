@@ -22,10 +22,11 @@ const fs::path kSource = fs::path(KFORGE_SOURCE_DIR) / "src";
 
 // The readers of EvalResults: everything they know of the document comes from the decoder.
 const std::vector<std::string> kDecodedReaders = {
-    "agent/feedback.cc",   // what the generation agent is told about a failed evaluation
-    "bench/outcome.cc",    // a bench problem's outcome from its evaluation
-    "eval/eval_result.cc", // the terminal summary, timing spread, exit code
-    "eval/speed_claim.cc", // the speed claim every report makes
+    "agent/feedback.cc",          // what the generation agent is told about a failed evaluation
+    "bench/outcome.cc",           // a bench problem's outcome from its evaluation
+    "eval/eval_result.cc",        // the terminal summary, timing spread, exit code
+    "eval/speed_claim.cc",        // the speed claim every report makes
+    "loop/measurement_check.cc",  // the flags that keep a measurement from being trusted
 };
 
 const std::regex kKeyRead(R"(\.(value|contains|at)\s*\()");

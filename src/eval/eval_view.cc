@@ -14,7 +14,8 @@ class Fields {
  public:
   Fields(const json* obj, std::string path) : obj_(obj), path_(std::move(path)) {}
 
-  bool has(const char* key) const { return obj_ && obj_->contains(key) && !(*obj_)[key].is_null(); }
+  bool has(const char* key) const { return listed(key) && !(*obj_)[key].is_null(); }
+  bool listed(const char* key) const { return obj_ && obj_->contains(key); }  // null included
 
   std::optional<double> number(const char* key) const {
     if (!has(key)) return std::nullopt;
@@ -196,8 +197,13 @@ EvalView EvalView::decode(const json& doc) {
       if (!s.fraction) s.fraction = sol.number(key);
     for (const char* key : {"candidate_pct_of_sol", "percent"})
       if (!s.percent) s.percent = sol.number(key);
+    s.sol_ms = sol.number("sol_ms");
     s.bound_ms = sol.number("bound_ms");
-    if (!s.bound_ms) s.bound_ms = sol.number("sol_ms");
+    if (!s.bound_ms) s.bound_ms = s.sol_ms;
+    s.candidate_pct_of_sol = sol.number("candidate_pct_of_sol");
+    s.remeasured = sol.listed("remeasured_pct_of_sol");
+    s.remeasured_pct_of_sol = sol.number("remeasured_pct_of_sol");
+    s.route = sol.text("route").value_or("");
     v.sol = s;
   }
   if (const Fields calls = d.object("library_calls"); calls.present())

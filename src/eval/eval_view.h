@@ -76,6 +76,11 @@ struct SolView {
   std::optional<double> fraction;  // the first of fraction, achieved_fraction, fraction_of_sol, efficiency
   std::optional<double> percent;   // the first of candidate_pct_of_sol, percent
   std::optional<double> bound_ms;  // bound_ms, else sol_ms
+  std::optional<double> sol_ms, candidate_pct_of_sol, remeasured_pct_of_sol;
+  // The candidate was re-measured on fresh inputs (remeasured_pct_of_sol is there, null when the
+  // re-measured time was 0 and the percentage infinite).
+  bool remeasured = false;
+  std::string route;  // the fastest route the precision policy allows, where named
 };
 
 struct LibraryCallsView {
