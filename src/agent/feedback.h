@@ -1,7 +1,8 @@
 // What the generation agent is told about a failed evaluation: compact and specific, so it can
 // fix the candidate in one step. Compiler errors verbatim with file and line; for a wrong
 // result, which output, the max error, its index and the shape; for a failed check, which check
-// and why. Built from the EvalResult JSON alone, reading every field defensively.
+// and why. Built from the EvalResult alone, read through its decoder (eval/eval_view.h): a field of
+// the wrong type throws EvalResultError, an absent one is left out.
 #pragma once
 
 #include <string>

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "eval/eval_view.h"
+
 namespace kforge::agent {
 namespace {
 
@@ -60,8 +62,22 @@ TEST(Feedback, RuntimeErrorsKeepTheEndOfTheTraceback) {
 
 TEST(Feedback, MissingFieldsDoNotThrow) {
   EXPECT_NO_THROW(functional_feedback(json::object()));
-  EXPECT_NO_THROW(functional_feedback({{"status", "incorrect"}, {"correctness", {{"mismatch", 3}}}}));
+  EXPECT_NO_THROW(functional_feedback({{"status", "incorrect"}, {"correctness", json::object()}}));
   EXPECT_EQ(functional_feedback({{"status", "correct"}}), "");
+}
+
+// EvalResults come from kforge's trusted side: a field of the wrong type is a bug, named, not guessed at.
+TEST(Feedback, AMalformedFieldIsNamed) {
+  EXPECT_THROW(
+      {
+        try {
+          functional_feedback({{"status", "incorrect"}, {"correctness", {{"mismatch", 3}}}});
+        } catch (const EvalResultError& e) {
+          EXPECT_STREQ(e.what(), "EvalResult field `correctness.mismatch` is number, expected an object");
+          throw;
+        }
+      },
+      EvalResultError);
 }
 
 TEST(Feedback, ACorrectSummaryGivesTheInterleavedEstimateWhenThereIsOne) {

@@ -13,6 +13,7 @@
 #include "bench/evaluation_relay.h"
 #include "bench/outcome.h"
 #include "eval/eval_result.h"
+#include "eval/eval_view.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
 #include "util/environment.h"
@@ -148,7 +149,7 @@ class Runner {
       }
       if (doc.is_null()) {
         doc = evaluate_on(row, device, false, false, "check").doc;
-        if (doc.value("status", "") == status::kEnvironmentError) {  // not kept for --resume to reuse
+        if (decode_status(doc) == status::kEnvironmentError) {  // not kept for --resume to reuse
           row.outcome = outcome_from_evaluation(doc, 0);
           return true;
         }
@@ -156,7 +157,7 @@ class Runner {
         ctx_.store->update_bench_problem(ctx_.bench_id, row);
       }
       id = row.check_evaluation_id;
-      if (doc.value("correct", false)) {
+      if (EvalView::decode(doc).correct) {
         doc = evaluate_on(row, device, true, true, "time").doc;
         id = ctx_.store->add_evaluation(doc, source);
       }

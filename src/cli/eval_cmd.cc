@@ -15,6 +15,7 @@
 #include "cli/result_output.h"
 #include "cli/store_path.h"
 #include "config/config.h"
+#include "eval/eval_provenance.h"
 #include "eval/evaluator.h"
 #include "eval/worker_pool.h"
 #include "store/store.h"
@@ -87,10 +88,10 @@ int run_eval(const EvalArgs& a, const GlobalOptions& global) {
     std::int64_t id = store.add_evaluation(result.doc, read_file(opt.candidate));
     result.doc["store"] = {{"path", db.string()}, {"evaluation_id", id}};
     if (result.status() == status::kProblemError)
-      fmt::print(stderr, "kforge: problem error: {}\n", terminal_text(result.doc["error"].value("message", "")));
+      fmt::print(stderr, "kforge: problem error: {}\n", terminal_text(result.error_message()));
     if (result.status() == status::kEnvironmentError)
       fmt::print(stderr, "kforge: environment error: {}\n(`kforge doctor` checks this machine)\n",
-                 terminal_text(result.doc["error"].value("message", "")));
+                 terminal_text(result.error_message()));
     if (n > 1) fmt::print(a.out.text(), "== {}/{}: {}\n", i + 1, n, opt.candidate.string());
     fmt::print(a.out.text(), "{}\n", summarize(result));
     exit_code = std::max(exit_code, result.exit_code());

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "eval/eval_view.h"
 #include "eval/evaluator.h"
 #include "eval/worker_launch.h"
 #include "eval/worker_pool.h"
@@ -68,9 +69,8 @@ json evaluate_request(const json& request) {
     return {{"result", loop::pair_measurement_to_json(m)}};
   }
   EvalResult result = evaluate(options);
-  const json isolation = result.doc.contains("env") ? result.doc["env"].value("isolation", json()) : json();
-  if (isolation.is_string() && isolation != "bubblewrap")
-    return {{"refused", fmt::format("the candidate ran without bubblewrap ({}); its result is not trusted", isolation.get<std::string>())}};
+  if (const auto isolation = EvalView::decode(result.doc).isolation; isolation && *isolation != "bubblewrap")
+    return {{"refused", fmt::format("the candidate ran without bubblewrap ({}); its result is not trusted", *isolation)}};
   return {{"result", std::move(result.doc)}};
 }
 

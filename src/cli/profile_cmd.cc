@@ -11,6 +11,7 @@
 #include "cli/logging.h"
 #include "cli/result_output.h"
 #include "config/config.h"
+#include "eval/eval_provenance.h"
 #include "eval/eval_result.h"
 #include "profile/profiler.h"
 #include "target/target.h"

@@ -12,7 +12,6 @@
 #include "eval/memory_ledger.h"
 #include "eval/speed_claim.h"
 #include "eval/timing_stats.h"
-#include "util/provenance.h"
 
 namespace kforge {
 
@@ -24,31 +23,29 @@ int EvalResult::exit_code() const {
   return 1;
 }
 
-void add_provenance(nlohmann::json& doc) {
-  nlohmann::json& env = doc["env"];
-  const nlohmann::json python = env.value("python", nlohmann::json());
-  const nlohmann::json found = environment(python.is_string() ? python.get<std::string>() : "");
-  for (const auto& [key, value] : found.items())
-    if (!env.contains(key) || (key == "torch" && env[key] == "")) env[key] = value;
+std::string EvalResult::error_message() const {
+  const EvalView v = EvalView::decode(doc);
+  return v.error ? v.error->message : "";
 }
 
-std::optional<double> max_iqr_rel(const nlohmann::json& doc) {
-  const auto t = doc.value("timing", nlohmann::json::object());
+std::optional<double> max_iqr_rel(const EvalView& v) {
   std::optional<double> worst;
-  for (const char* which : {"candidate", "eager", "compile"})
-    if (t.contains(which) && t[which].is_object() && t[which].contains("iqr_rel"))
-      worst = std::max(worst.value_or(0.0), t[which]["iqr_rel"].get<double>());
+  for (const auto* s : {&v.recorded.candidate, &v.recorded.eager, &v.recorded.compile})
+    if (*s && (*s)->iqr_rel) worst = std::max(worst.value_or(0.0), *(*s)->iqr_rel);
   return worst;
 }
+std::optional<double> max_iqr_rel(const nlohmann::json& doc) { return max_iqr_rel(EvalView::decode(doc)); }
 
-nlohmann::json timing_spread(const nlohmann::json& doc) {
-  const auto t = doc.value("timing", nlohmann::json::object());
+nlohmann::json timing_spread(const EvalView& v) {
   nlohmann::json out = nlohmann::json::object();
-  for (const char* which : {"candidate", "eager", "compile"})
-    if (t.contains(which) && t[which].is_object() && t[which].contains("p25_ms"))
-      out[which] = {{"p25_ms", t[which]["p25_ms"]}, {"p75_ms", t[which]["p75_ms"]}, {"iqr_rel", t[which].value("iqr_rel", 0.0)}};
+  const auto optional = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(); };
+  for (const auto& [which, s] : {std::pair{"candidate", &v.recorded.candidate}, std::pair{"eager", &v.recorded.eager},
+                                 std::pair{"compile", &v.recorded.compile}})
+    if (*s && (*s)->p25_ms)
+      out[which] = {{"p25_ms", *(*s)->p25_ms}, {"p75_ms", optional((*s)->p75_ms)}, {"iqr_rel", (*s)->iqr_rel.value_or(0.0)}};
   return out;
 }
+nlohmann::json timing_spread(const nlohmann::json& doc) { return timing_spread(EvalView::decode(doc)); }
 
 namespace {
 
@@ -62,20 +59,18 @@ std::string ms(const std::optional<TimingStats>& stats) {
 
 // "device memory: 288.0 KiB estimated for 2 processes (budget 921.6 KiB), waited 1.5 s; the candidate ran out
 // of memory beside other evaluations, so it was tried again alone".
-std::string memory_line(const nlohmann::json& doc) {
-  const nlohmann::json m = doc.value("memory", nlohmann::json::object());
-  if (m.empty()) return "";
-  const nlohmann::json estimate = m.value("estimate_bytes", nlohmann::json());
+std::string memory_line(const EvalView& v) {
+  if (!v.memory) return "";
+  const MemoryView& m = *v.memory;
   std::string out = "device memory: " +
-                    (estimate.is_number()
-                         ? fmt::format("{} estimated for {} processes", format_bytes(estimate.get<std::uint64_t>()),
-                                       m.value("processes", 2))
-                         : std::string("estimate unknown, so it ran alone"));
-  out += fmt::format(" (budget {})", format_bytes(m.value("budget_bytes", std::uint64_t{0})));
-  if (m.value("waited_seconds", 0.0) >= 0.05) out += fmt::format(", waited {:.1f} s", m.value("waited_seconds", 0.0));
-  for (const auto& retry : m.value("retries", nlohmann::json::array()))
+                    (m.estimate_bytes ? fmt::format("{} estimated for {} processes", format_bytes(*m.estimate_bytes),
+                                                    m.processes)
+                                      : std::string("estimate unknown, so it ran alone"));
+  out += fmt::format(" (budget {})", format_bytes(m.budget_bytes));
+  if (m.waited_seconds >= 0.05) out += fmt::format(", waited {:.1f} s", m.waited_seconds);
+  for (const std::string& status : m.retry_statuses)
     out += fmt::format("; the {} ran out of memory beside other evaluations, so it was tried again alone",
-                       retry.value("status", "") == "problem_error" ? "reference" : "candidate");
+                       status == "problem_error" ? "reference" : "candidate");
   return out + "\n";
 }
 
@@ -104,7 +99,7 @@ std::string summarize(const EvalResult& r) {
     if (c.shapes_checked) out += fmt::format(", {} shape(s) checked", *c.shapes_checked);
     out += "\n";
   }
-  if (c.mismatch) out += fmt::format("mismatch: {}\n", *c.mismatch);
+  if (c.mismatch) out += fmt::format("mismatch: {}\n", c.mismatch->message);
   for (const CheckEntry& check : v.checks)
     if (check.verdict != "pass") out += fmt::format("check {}: {} — {}\n", check.name, check.verdict, check.message);
   if (v.timing) {
@@ -115,21 +110,22 @@ std::string summarize(const EvalResult& r) {
     if (t.compile_error) out += fmt::format("compile baseline unavailable: {}\n", t.compile_error->substr(0, 200));
     // The claim every output makes (eval/speed_claim.h): the faster baseline first, each speedup
     // with its interval, the fraction of speed of light, and what the intervals allow to conclude.
-    const SpeedClaim claim = speed_claim(r.doc);
+    const SpeedClaim claim = speed_claim(v);
     if (claim.vs_faster) {
       out += fmt::format("speedup: {}\n", claim.figures());
       out += fmt::format("verdict: {}\n", claim.advice());
     }
     out += fmt::format("   ({} threads, precision {})\n", t.threads, v.precision);
-    if (auto worst = max_iqr_rel(r.doc); worst && *worst > kUnstableIqrRel)
+    if (auto worst = max_iqr_rel(v); worst && *worst > kUnstableIqrRel)
       out += fmt::format("warning: unstable timing: an IQR of {:.0f}% of the median (over {:.0f}%); the speedups are "
                          "not reliable: rerun on an idle machine, or with more --reps\n",
                          100 * *worst, 100 * kUnstableIqrRel);
   }
-  if (const std::string kept = describe_library_calls(v.library_calls, v.library_share); !kept.empty())
+  if (const std::string kept = v.library_calls ? describe_library_calls(v.library_calls->operators, v.library_calls->share) : "";
+      !kept.empty())
     out += fmt::format("library calls kept (allowed by the target): {}\n", kept);
   for (const std::string& note : v.notes) out += fmt::format("note: {}\n", note);
-  out += memory_line(r.doc);
+  out += memory_line(v);
   out += fmt::format("evaluated in {:.1f} s", v.wall_seconds);
   return terminal_text(out);  // errors, logs and messages quote the candidate
 }

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_view.h"
+
 namespace kforge {
 
 // 2: the status environment_error (a worker could not start: no torch, no GPU), once problem_error;
@@ -30,25 +32,23 @@ inline constexpr const char* kEnvironmentError = "environment_error";  // this m
 struct EvalResult {
   nlohmann::json doc = nlohmann::json::object();
 
-  std::string status() const { return doc.value("status", std::string(status::kProblemError)); }
+  std::string status() const { return decode_status(doc).value_or(status::kProblemError); }
+  // error.message, "" without an error.
+  std::string error_message() const;
   bool correct() const { return status() == status::kCorrect; }
   // Exit code of `kforge eval`: 0 correct, 1 the candidate failed, 2 the problem is at fault, 4 this
   // machine cannot evaluate (src/cli/exit_codes.h).
   int exit_code() const;
 };
 
-// Adds environment(doc["env"]["python"]) (kforge version, command line, host CPU and GPUs, the
-// interpreter's Python and torch versions) to doc["env"], next to what the evaluation recorded there
-// (interpreter, threads, and torch as the worker imported it, which wins: a failed evaluation that
-// never got that far still says which torch is installed).
-void add_provenance(nlohmann::json& doc);
-
 // The largest interquartile range relative to its median among the timed functions of an
 // EvalResult (candidate, eager, compile); nullopt when nothing was timed.
+std::optional<double> max_iqr_rel(const EvalView& v);
 std::optional<double> max_iqr_rel(const nlohmann::json& doc);
 
 // The spread of each timed function of an EvalResult: {"candidate": {"p25_ms", "p75_ms",
 // "iqr_rel"}, "eager": ..., "compile": ...}, the functions that were timed only.
+nlohmann::json timing_spread(const EvalView& v);
 nlohmann::json timing_spread(const nlohmann::json& doc);
 
 // A short human summary for the terminal (several lines, units on every number).

@@ -8,20 +8,12 @@ using json = nlohmann::json;
 
 namespace {
 
-std::optional<double> num(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
-  return obj[key].get<double>();
-}
-
-std::optional<SpeedInterval> interval(const json& doc, const std::string& baseline) {
-  if (!doc.is_object()) return std::nullopt;
-  const json speedup = doc.value("speedup", json::object());
-  if (speedup.is_object()) {
-    const json s = speedup.value("vs_" + baseline, json());
-    if (auto p = num(s, "point"); p && *p > 0)
-      return SpeedInterval{*p, num(s, "ci_low").value_or(*p), num(s, "ci_high").value_or(*p), s.value("rounds", 0)};
+std::optional<SpeedInterval> interval(const std::optional<RecordedSpeedup>& estimate, std::optional<double> ratio) {
+  if (estimate && estimate->point && *estimate->point > 0) {
+    const double p = *estimate->point;
+    return SpeedInterval{p, estimate->ci_low.value_or(p), estimate->ci_high.value_or(p), estimate->rounds};
   }
-  if (auto p = num(doc, ("speedup_vs_" + baseline).c_str()); p && *p > 0) return SpeedInterval{*p, *p, *p, 0};
+  if (ratio && *ratio > 0) return SpeedInterval{*ratio, *ratio, *ratio, 0};
   return std::nullopt;
 }
 
@@ -36,27 +28,24 @@ std::string SpeedInterval::text() const {
   return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", point, low, high);
 }
 
-std::optional<double> sol_fraction_of(const json& doc) {
-  if (!doc.is_object() || !doc.contains("sol") || !doc["sol"].is_object()) return std::nullopt;
-  const json& sol = doc["sol"];
-  for (const char* key : {"fraction", "achieved_fraction", "fraction_of_sol", "efficiency"})
-    if (auto f = num(sol, key)) return *f;
-  for (const char* key : {"candidate_pct_of_sol", "percent"})
-    if (auto p = num(sol, key)) return *p / 100.0;
+std::optional<double> sol_fraction_of(const EvalView& v) {
+  if (!v.sol) return std::nullopt;
+  if (v.sol->fraction) return v.sol->fraction;
+  if (v.sol->percent) return *v.sol->percent / 100.0;
   // Otherwise from the bound and the measured time.
-  auto bound = num(sol, "bound_ms");
-  if (!bound) bound = num(sol, "sol_ms");
-  const json timing = doc.value("timing", json::object());
-  auto c = timing.is_object() ? num(timing.value("candidate", json::object()), "median_ms") : std::nullopt;
-  if (bound && c && *c > 0) return *bound / *c;
+  const std::optional<TimingStats> c = v.timing ? v.timing->candidate : std::nullopt;
+  if (v.sol->bound_ms && c && c->median_ms > 0) return *v.sol->bound_ms / c->median_ms;
   return std::nullopt;
 }
+std::optional<double> sol_fraction_of(const json& doc) { return sol_fraction_of(EvalView::decode(doc)); }
 
-SpeedClaim speed_claim(const json& doc) {
+SpeedClaim speed_claim(const json& doc) { return speed_claim(EvalView::decode(doc)); }
+
+SpeedClaim speed_claim(const EvalView& v) {
   SpeedClaim c;
-  c.vs_eager = interval(doc, "eager");
-  c.vs_compile = interval(doc, "compile");
-  c.sol_fraction = sol_fraction_of(doc);
+  c.vs_eager = interval(v.recorded_speedup_vs_eager, v.speedup_vs_eager);
+  c.vs_compile = interval(v.recorded_speedup_vs_compile, v.speedup_vs_compile);
+  c.sol_fraction = sol_fraction_of(v);
   if (!c.vs_eager && !c.vs_compile) return c;
   // The faster baseline is the one the candidate gains least over.
   const bool compile = c.vs_compile && (!c.vs_eager || c.vs_compile->point < c.vs_eager->point);

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_view.h"
+
 namespace kforge {
 
 struct SpeedInterval {
@@ -43,9 +45,11 @@ struct SpeedClaim {
   nlohmann::json to_json() const;
 };
 
+SpeedClaim speed_claim(const EvalView& eval);
 SpeedClaim speed_claim(const nlohmann::json& eval_doc);
 
 // The fraction of speed-of-light reached, when the EvalResult has `sol` figures.
+std::optional<double> sol_fraction_of(const EvalView& eval);
 std::optional<double> sol_fraction_of(const nlohmann::json& eval_doc);
 
 }  // namespace kforge

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "eval/eval_result.h"
-#include "eval/eval_view.h"
 #include "eval/shell_worker_testing.h"
 #include "eval/timing_stats.h"
 
@@ -188,48 +187,6 @@ TEST(CandidateTimer, WorkHiddenFromTheTimerIsRejected) {
   EXPECT_FALSE(timer.time_block(1, false));
   EXPECT_EQ(t.run.status, status::kRejected);
   EXPECT_EQ(t.run.doc["error"]["kind"], "timing_crosscheck");
-}
-
-TEST(EvalView, DecodesWhatTheEvaluatorWrites) {
-  nlohmann::json doc = {{"status", "correct"},
-                        {"target", "cpu"},
-                        {"correctness", {{"trials", 5}, {"trials_passed", 5}, {"max_abs_error", 1e-6},
-                                         {"shapes_checked", nlohmann::json::array({{{"tag", "main"}}})}}},
-                        {"checks", {{{"name", "file_io"}, {"verdict", "pass"}, {"message", "m"}}}},
-                        {"timing", {{"threads", 2}, {"candidate", to_json(summarize({1, 2, 3}))},
-                                    {"eager", to_json(summarize({4, 5, 6}))}}},
-                        {"speedup_vs_eager", 2.5},
-                        {"speedup_vs_compile", nullptr},
-                        {"notes", {"n1"}},
-                        {"library_calls", {{"operators", {"matmul"}}, {"share", 0.75}}}};
-  EvalView v = EvalView::decode(doc);
-  EXPECT_EQ(v.status, "correct");
-  EXPECT_TRUE(v.correctness.ran);
-  EXPECT_EQ(v.correctness.trials_passed, 5);
-  EXPECT_EQ(v.correctness.shapes_checked, 1);
-  ASSERT_EQ(v.checks.size(), 1u);
-  EXPECT_EQ(v.checks[0].name, "file_io");
-  ASSERT_TRUE(v.timing);
-  EXPECT_DOUBLE_EQ(v.timing->candidate->median_ms, 2);
-  EXPECT_DOUBLE_EQ(v.timing->eager->p75_ms, 5.5);
-  EXPECT_FALSE(v.timing->compile);
-  EXPECT_EQ(v.timing->threads, 2);
-  EXPECT_EQ(v.speedup_vs_eager, 2.5);
-  EXPECT_FALSE(v.speedup_vs_compile);
-  EXPECT_FALSE(v.error);
-  EXPECT_EQ(v.notes, std::vector<std::string>{"n1"});
-  EXPECT_EQ(v.library_calls, std::vector<std::string>{"matmul"});
-  EXPECT_EQ(v.library_share, 0.75);
-}
-
-TEST(EvalView, AFailedEvaluationHasAnErrorAndNoTiming) {
-  EvalView v = EvalView::decode({{"status", "compile_error"},
-                                 {"error", {{"kind", "compile_error"}, {"message", "nvcc failed"}}},
-                                 {"correctness", {{"trials", 0}}}});
-  ASSERT_TRUE(v.error);
-  EXPECT_EQ(v.error->message, "nvcc failed");
-  EXPECT_FALSE(v.correctness.ran);
-  EXPECT_FALSE(v.timing);
 }
 
 }  // namespace

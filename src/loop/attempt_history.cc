@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_view.h"
+
 namespace kforge::loop {
 
 using json = nlohmann::json;
@@ -16,18 +18,13 @@ std::string Ratio::text() const {
 json Ratio::to_json() const { return {{"point", point}, {"ci_low", low}, {"ci_high", high}}; }
 
 std::optional<Ratio> speedup_ratio(const json& doc, const std::string& baseline) {
-  if (!doc.is_object()) return std::nullopt;
-  const json speedup = doc.value("speedup", json::object());
-  if (speedup.is_object() && speedup.contains("vs_" + baseline) && speedup["vs_" + baseline].is_object()) {
-    const json& s = speedup["vs_" + baseline];
-    if (s.value("point", 0.0) > 0)
-      return Ratio{s.value("point", 0.0), s.value("ci_low", s.value("point", 0.0)), s.value("ci_high", s.value("point", 0.0))};
-  }
-  const json flat = doc.value("speedup_vs_" + baseline, json());
-  if (flat.is_number() && flat.get<double>() > 0) {
-    double p = flat.get<double>();
-    return Ratio{p, p, p};
-  }
+  const EvalView v = EvalView::decode(doc);
+  const bool eager = baseline == "eager";
+  if (!eager && baseline != "compile") return std::nullopt;
+  const auto& s = eager ? v.recorded_speedup_vs_eager : v.recorded_speedup_vs_compile;
+  if (s && s->point && *s->point > 0) return Ratio{*s->point, s->ci_low.value_or(*s->point), s->ci_high.value_or(*s->point)};
+  const auto& flat = eager ? v.speedup_vs_eager : v.speedup_vs_compile;
+  if (flat && *flat > 0) return Ratio{*flat, *flat, *flat};
   return std::nullopt;
 }
 

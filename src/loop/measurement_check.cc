@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_view.h"
 #include "loop/speed_compare.h"
 
 namespace kforge::loop {
@@ -10,30 +11,27 @@ using json = nlohmann::json;
 
 MeasurementFlags check_measurement(const json& doc, double max_iqr_rel) {
   MeasurementFlags m;
-  if (!doc.is_object()) return m;
-  const json sol = doc.value("sol", json());
-  if (sol.is_object()) {
+  const EvalView v = EvalView::decode(doc);
+  if (v.sol) {
+    const SolView& sol = *v.sol;
     // After a fresh-input re-measurement the evaluator keeps both figures; the later one counts.
-    const char* key = sol.contains("remeasured_pct_of_sol") ? "remeasured_pct_of_sol" : "candidate_pct_of_sol";
-    const json pct = sol.value(key, json());
-    if (pct.is_number() && pct.get<double>() > 100.0) {
+    const std::optional<double> pct = sol.remeasured ? sol.remeasured_pct_of_sol : sol.candidate_pct_of_sol;
+    if (pct && *pct > 100.0) {
       m.flags.push_back("over_bound");
       // The bound is the fastest route the precision policy allows (sol.py's flop_routes): beyond it
       // no allowed route could go, whatever the kernel does.
-      const std::string route = sol.value("route", "");
       m.reasons.push_back(fmt::format("{:.0f}% of its speed-of-light bound ({:.3g} ms{}): faster than any route the "
                                       "precision policy allows could run, so the bound or the measurement is wrong",
-                                      pct.get<double>(), sol.value("sol_ms", 0.0), route.empty() ? "" : ", " + route));
+                                      *pct, sol.sol_ms.value_or(0.0), sol.route.empty() ? "" : ", " + sol.route));
     }
   }
-  const json cand = doc.value("timing", json::object()).value("candidate", json());
-  if (cand.is_object() && cand.value("iqr_rel", json()).is_number()) {
-    const double iqr = cand["iqr_rel"].get<double>();
+  if (const auto& cand = v.recorded.candidate; cand && cand->iqr_rel) {
+    const double iqr = *cand->iqr_rel;
     if (iqr > max_iqr_rel) {
       m.flags.push_back("unstable");
       m.reasons.push_back(fmt::format("interquartile range {:.0f}% of the median (p25 {:.3g} ms, p75 {:.3g} ms), "
                                       "above {:.0f}%",
-                                      100 * iqr, cand.value("p25_ms", 0.0), cand.value("p75_ms", 0.0), 100 * max_iqr_rel));
+                                      100 * iqr, cand->p25_ms.value_or(0.0), cand->p75_ms.value_or(0.0), 100 * max_iqr_rel));
     }
   }
   return m;

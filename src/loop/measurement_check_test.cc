@@ -27,6 +27,9 @@ TEST(MeasurementCheck, TheFreshInputRemeasurementDecidesWhenPresent) {
   json doc = timed(1.0, 0.98, 1.02, 125);
   doc["sol"]["remeasured_pct_of_sol"] = 92.0;
   EXPECT_FALSE(check_measurement(doc).any());
+  // A stored infinite percentage (a re-measured time of 0) reads back as null: still the re-measurement's.
+  doc["sol"]["remeasured_pct_of_sol"] = nullptr;
+  EXPECT_FALSE(check_measurement(doc).any());
 }
 
 TEST(MeasurementCheck, AWideSpreadIsUnstable) {

@@ -19,6 +19,7 @@
 
 #include "agent/feedback.h"
 #include "eval/speed_claim.h"
+#include "eval/eval_view.h"
 #include "agent/recommendations.h"
 #include "agent/reply_idea.h"
 #include "agent/reply_parser.h"
@@ -233,12 +234,12 @@ json Refiner::evaluate_step(const std::string& step, const fs::path& file, const
   }
   // Not stored: `kforge run --resume` on a fixed machine must evaluate this step again, not replay it.
   if (result.status() == status::kEnvironmentError) {  // every later evaluation would fail the same way
-    std::string msg = result.doc.value("error", json::object()).value("message", "");
+    std::string msg = result.error_message();
     throw RunStopped{"failed", status::kEnvironmentError, "this machine cannot evaluate: " + msg};
   }
   ctx_.store->add_run_evaluation(ctx_.run_id, step, result.doc, source);
   if (result.status() == status::kProblemError) {
-    std::string msg = result.doc.value("error", json::object()).value("message", "");
+    std::string msg = result.error_message();
     throw RunStopped{"failed", "problem_error", "the reference problem failed: " + msg};
   }
   step_stored(step);
@@ -418,7 +419,7 @@ SampleOutcome Refiner::run_sample(int round, int sample, std::vector<llm::Messag
     out.last = Attempt{step, sha, parsed.code, agent::reply_idea(reply.text, parsed.code), doc, eval_step, {}};
     out.summary = agent::one_line_summary(doc);
     event(fmt::format("{}: {}", step, out.summary));
-    if (doc.value("status", "") == status::kCorrect) {
+    if (decode_status(doc) == status::kCorrect) {
       out.correct = true;
       json detail = {{"status", "correct"}, {"summary", out.summary}, {"eval_step", eval_step}, {"idea", out.last->idea}};
       if (auto m = candidate_median_ms(doc)) detail["median_ms"] = *m;
@@ -428,11 +429,11 @@ SampleOutcome Refiner::run_sample(int round, int sample, std::vector<llm::Messag
     }
     {
       std::lock_guard lock(state_mutex_);
-      history_.push_back({step, round, doc.value("status", "failed"), {}, {}, {}, {}, out.last->idea});
+      history_.push_back({step, round, decode_status(doc).value_or("failed"), {}, {}, {}, {}, out.last->idea});
     }
     const std::string feedback = agent::functional_feedback(doc);
     decide(round, step, last ? "gave_up" : "feedback", sha,
-           {{"status", doc.value("status", "")}, {"summary", out.summary}, {"feedback", feedback}, {"idea", out.last->idea}});
+           {{"status", decode_status(doc).value_or("")}, {"summary", out.summary}, {"feedback", feedback}, {"idea", out.last->idea}});
     if (last) break;
     json fctx = {{"feedback", feedback}, {"attempt", a + 1}, {"max_attempts", opt_.max_fix + 1}};
     messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("fix.user", fctx)));
@@ -448,9 +449,9 @@ bool Refiner::time_and_check(int round, Attempt& a, std::string& summary) {
   if (!candidate_median_ms(a.eval)) {
     a.eval_step = a.step + ".time";
     a.eval = evaluate_step(a.eval_step, file, a.source, true, 1);
-    if (a.eval.value("status", "") != status::kCorrect) {
+    if (decode_status(a.eval) != status::kCorrect) {
       summary = "failed while timed: " + agent::one_line_summary(a.eval);
-      decide(round, a.step, "timing_failed", a.sha256, {{"status", a.eval.value("status", "")}, {"summary", summary}});
+      decide(round, a.step, "timing_failed", a.sha256, {{"status", decode_status(a.eval).value_or("")}, {"summary", summary}});
       history_.push_back({a.step, round, "failed while timed", {}, {}, {}, {}, a.idea});
       return false;
     }
@@ -459,7 +460,7 @@ bool Refiner::time_and_check(int round, Attempt& a, std::string& summary) {
   if (!flags.any()) return true;
   event(fmt::format("{}: {}; measuring again", a.step, flags.reasons.front()));
   json again = evaluate_step(a.step + ".retime", file, a.source, true, 1);
-  if (again.value("status", "") == status::kCorrect) {
+  if (decode_status(again) == status::kCorrect) {
     a.eval = again;
     a.eval_step = a.step + ".retime";
     flags = check_measurement(again);
@@ -513,17 +514,15 @@ void Refiner::record_history(int round, const Attempt& a, const std::string& ver
 
 void Refiner::accept(int round, const Attempt& a, const std::string& reason, const json& keep) {
   const json& doc = a.eval;
-  const json timing = doc.value("timing", json::object());
-  auto median = [&](const char* which) {
-    return timing.contains(which) && timing[which].is_object() ? timing[which].value("median_ms", json()) : json();
-  };
+  const EvalView v = EvalView::decode(doc);
+  auto median = [](const std::optional<RecordedTiming>& t) { return t && t->median_ms ? json(*t->median_ms) : json(); };
   SpeedVerdict vs_torch = beats_pytorch(doc, opt_.min_gain);
   auto eager = speedup_ratio(doc, "eager"), compile = speedup_ratio(doc, "compile");
   json detail = {{"reason", reason},
                  {"eval_step", a.eval_step},
-                 {"median_ms", median("candidate")},
-                 {"eager_ms", median("eager")},
-                 {"compile_ms", median("compile")},
+                 {"median_ms", median(v.recorded.candidate)},
+                 {"eager_ms", median(v.recorded.eager)},
+                 {"compile_ms", median(v.recorded.compile)},
                  {"vs_eager", eager ? eager->to_json() : json()},
                  {"vs_compile", compile ? compile->to_json() : json()},
                  {"beats_pytorch", vs_torch.faster},
@@ -534,9 +533,9 @@ void Refiner::accept(int round, const Attempt& a, const std::string& reason, con
   if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
   detail["speed_claim"] = speed_claim(doc).to_json();  // what every report says about its speed
   detail["timing_spread"] = timing_spread(doc);
-  if (doc.contains("env")) detail["torch"] = doc["env"].value("torch", "");
-  if (doc.contains("library_calls") && !doc["library_calls"].value("operators", json::array()).empty())
-    detail["library_calls"] = doc["library_calls"];
+  if (v.torch) detail["torch"] = *v.torch;
+  if (v.library_calls && !v.library_calls->operators.empty())
+    detail["library_calls"] = doc["library_calls"];  // as recorded, with how the share was measured
   decide(round, a.step, "accepted", a.sha256, detail);
   std::optional<BestCandidate> previous = best_;
   best_ = BestCandidate{a.step, a.sha256, a.source, doc};

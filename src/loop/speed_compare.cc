@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_view.h"
 #include "eval/speed_claim.h"
 
 namespace kforge::loop {
@@ -68,9 +69,9 @@ SpeedVerdict beats_pytorch(const json& doc, double min_gain) {
 }
 
 std::optional<double> speedup_vs_best_baseline(const json& doc) {
-  auto c = num(timing_of(doc, "candidate"), "median_ms");
-  auto e = num(timing_of(doc, "eager"), "median_ms");
-  auto k = num(timing_of(doc, "compile"), "median_ms");
+  const EvalView v = EvalView::decode(doc);
+  const auto median = [](const std::optional<RecordedTiming>& t) { return t ? t->median_ms : std::nullopt; };
+  auto c = median(v.recorded.candidate), e = median(v.recorded.eager), k = median(v.recorded.compile);
   if (!c || *c <= 0 || (!e && !k)) return std::nullopt;
   double base = e && k ? std::min(*e, *k) : e ? *e : *k;
   return base / *c;
@@ -78,6 +79,9 @@ std::optional<double> speedup_vs_best_baseline(const json& doc) {
 
 std::optional<double> sol_fraction(const json& doc) { return sol_fraction_of(doc); }
 
-std::optional<double> candidate_median_ms(const json& doc) { return num(timing_of(doc, "candidate"), "median_ms"); }
+std::optional<double> candidate_median_ms(const json& doc) {
+  const auto& c = EvalView::decode(doc).recorded.candidate;
+  return c ? c->median_ms : std::nullopt;
+}
 
 }  // namespace kforge::loop
