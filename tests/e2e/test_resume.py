@@ -95,8 +95,7 @@ def uninterrupted(kforge_bin, tmp_path_factory):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "differs from transcript" not in proc.stderr, proc.stderr
     assert_best_is_the_stored_decision(k)
-    return {"requests": requests(k), "keys": replay_keys(k.tmp / "calls.jsonl"), "best": summary(k)["best"]["step"],
-            "accepted": [s for s, _ in accepted(k)], "steps": step_names(k)}
+    return {"requests": requests(k), "keys": replay_keys(k.tmp / "calls.jsonl"), "steps": step_names(k)}
 
 
 def last_of_kind(steps: list, kind: str) -> str:
@@ -131,10 +130,9 @@ def test_stopped_after_each_step_kind_the_resumed_run_matches_the_uninterrupted_
     # What was stored before the stop stays as it was, requests and decisions alike.
     assert {n: after[n] for n in before} == before
     assert decisions(kforge)[:len(decided_before)] == decided_before
-    # The best: what the stored measurements decide; the uninterrupted run's wherever they decided alike.
+    # The best: what the stored measurements decide (a head to head the resumed run still had to
+    # time is its own measurement, so it may decide otherwise than the uninterrupted run's did).
     assert_best_is_the_stored_decision(kforge)
-    if [s for s, _ in accepted(kforge)] == uninterrupted["accepted"]:
-        assert summary(kforge)["best"]["step"] == uninterrupted["best"]
     # A profile stored before the stop is what the resumed analysis request shows, byte for byte.
     for profile_step, detail in profiles.items():
         analyze = profile_step.replace(".profile", ".analyze")
