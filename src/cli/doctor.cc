@@ -10,6 +10,7 @@
 #include "profile/ncu_runner.h"
 #include "profile/profiler.h"
 #include "cli/interpreter_probe.h"
+#include "cli/setup_hint.h"
 #include "target/readiness.h"
 #include "target/target.h"
 #include "util/paths.h"
@@ -61,12 +62,14 @@ DoctorCheck store_check(const std::string& store) {
           "make that folder writable, or pick another store with --db or store.path in kforge.toml"};
 }
 
+std::string setup_hint() { return worker_setup_hint(data_dir(), user_worker_venv()); }
+
 std::vector<DoctorCheck> interpreter_checks(const std::string& python, const json& d) {
   std::vector<DoctorCheck> out;
   if (d.contains("interpreter_error")) {
     out.push_back({"interpreter", CheckLevel::kFail, d["interpreter_error"].get<std::string>(),
-                   "run scripts/setup.sh (it makes .venv with torch), or point --python or worker.python in "
-                   "kforge.toml at a working Python 3 with torch"});
+                   setup_hint() + ", or point --python or worker.python in kforge.toml at a working Python 3 "
+                   "with torch"});
     return out;
   }
   out.push_back({"interpreter", CheckLevel::kOk,
@@ -78,15 +81,15 @@ std::vector<DoctorCheck> interpreter_checks(const std::string& python, const jso
                    ""});
   else
     out.push_back({"torch", CheckLevel::kFail, fmt::format("{} cannot import torch: {}", python, d.value("torch_error", "")),
-                   fmt::format("{} -m pip install torch (or run scripts/setup.sh, or pick another interpreter with "
+                   fmt::format("{} -m pip install torch (or {}, or pick another interpreter with "
                                "--python / worker.python)",
-                               python)});
+                               python, setup_hint())});
   if (d.contains("worker_error"))
     out.push_back({"worker", CheckLevel::kFail,
                    fmt::format("{} cannot import kforge's worker: {}", python, d["worker_error"].get<std::string>()),
-                   fmt::format("{} -m pip install -r {} (or run scripts/setup.sh, or pick another interpreter with "
+                   fmt::format("{} -m pip install -r {} (or {}, or pick another interpreter with "
                                "--python / worker.python)",
-                               python, (data_dir() / "worker" / "requirements.txt").string())});
+                               python, (data_dir() / "worker" / "requirements.txt").string(), setup_hint())});
   else if (d.contains("torch"))
     out.push_back({"worker", CheckLevel::kOk, fmt::format("imports ({})", (data_dir() / "worker").string()), ""});
   return out;

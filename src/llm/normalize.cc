@@ -137,6 +137,23 @@ std::string mask_mismatch_details(std::string s) {
       s.replace(open, close - open, "<NUM>");
     }
   }
+  // The values at the worst index and the largest errors: their sign too ("expected -<NUM>"), and
+  // integers or nan, which the number rule keeps.
+  for (std::string_view label : {std::string_view("at that index: expected "), std::string_view(", got "),
+                                 std::string_view("- max abs error: "), std::string_view("- max rel error: ")}) {
+    const bool after_index = label == ", got ";
+    for (std::size_t at = s.find(label); at != std::string::npos; at = s.find(label, at + 1)) {
+      if (after_index) {  // only the ", got " of an "at that index" line
+        const std::size_t line = s.rfind('\n', at);
+        const std::size_t from = line == std::string::npos ? 0 : line + 1;
+        if (s.substr(from, at - from).find("at that index: expected ") == std::string::npos) continue;
+      }
+      const std::size_t begin = at + label.size();
+      std::size_t end = s.find_first_of(after_index || label.starts_with("- ") ? "\n" : ",\n", begin);
+      if (end == std::string::npos) end = s.size();
+      if (end > begin) s.replace(begin, end - begin, "<NUM>");
+    }
+  }
   return s;
 }
 

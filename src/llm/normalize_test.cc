@@ -17,6 +17,12 @@ TEST(Normalize, MasksVolatileParts) {
             "output: <NUM> of 2097152 elements outside tolerance; worst at index [<NUM>]");
   EXPECT_EQ(normalize_text("- worst index: [10, 12323]"), "- worst index: [<NUM>]");
   EXPECT_EQ(normalize_text("- elements outside tolerance: 2073609"), "- elements outside tolerance: <NUM>");
+  EXPECT_EQ(normalize_text("- at that index: expected -0.0305443, got -5.08416\n- trial: 0"),
+            "- at that index: expected <NUM>, got <NUM>\n- trial: 0");
+  EXPECT_EQ(normalize_text("- at that index: expected 3, got nan"), "- at that index: expected <NUM>, got <NUM>");
+  EXPECT_EQ(normalize_text("- max abs error: 4\n- max rel error: inf\n"),
+            "- max abs error: <NUM>\n- max rel error: <NUM>\n");
+  EXPECT_EQ(normalize_text("x = 1, got 2"), "x = 1, got 2");
   EXPECT_EQ(normalize_text("shape [35, 27517] of x"), "shape [35, 27517] of x");
   EXPECT_EQ(normalize_text("at 0x7ffd1234abcd"), "at <HEX>");
   EXPECT_EQ(normalize_text("run 123e4567-e89b-12d3-a456-426614174000 done"), "run <UUID> done");

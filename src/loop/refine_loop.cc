@@ -33,6 +33,7 @@
 #include "loop/speed_compare.h"
 #include "loop/transfer_source.h"
 #include "loop/unmeasured_context.h"
+#include "profile/anchor.h"
 #include "profile/profiler.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -362,6 +363,8 @@ json Refiner::profile_best(int round) {
     } catch (const std::exception& e) {  // the analysis goes on without a profile
       doc = {{"error", e.what()}};
     }
+    // The prompt shows the evaluation's table beside the profile: one time per call, the verdict's.
+    profile::anchor_to_evaluation(doc, best_->eval);
     last_profile_ = {best_->sha256, doc};
   }
   json detail = {{"candidate", best_->step}};

@@ -91,6 +91,24 @@ json device_context(const EvalOptions& base, const json& baseline) {
   if (d.value("compute_capability", json()).is_string()) dev["compute_capability"] = d["compute_capability"];
   if (d.value("memory_bytes", json()).is_number()) dev["memory"] = fmt::format("{:.1f} GiB", d["memory_bytes"].get<double>() / (1ull << 30));
   if (d.value("l2_bytes", 0.0) > 0) dev["l2"] = fmt::format("{:.0f} MiB", d["l2_bytes"].get<double>() / (1 << 20));
+  // A CPU's vector instruction sets and caches (worker/kforge_worker/cpu_facts.py): what -march=native
+  // compiles for and what blocking should fit.
+  std::vector<std::string> isa;
+  for (const auto& flag : d.value("isa", json::array()))
+    if (flag.is_string()) isa.push_back(flag.get<std::string>());
+  if (!isa.empty()) dev["isa"] = fmt::format("{}", fmt::join(isa, ", "));
+  std::vector<std::string> caches;
+  for (const auto& c : d.value("caches", json::array())) {
+    if (!c.is_object() || !c.value("size_bytes", json()).is_number()) continue;
+    const std::string type = c.value("type", "");
+    const double size = c["size_bytes"].get<double>();
+    const int shared = c.value("shared_by", 1);
+    caches.push_back(fmt::format("L{}{} {}{}", c.value("level", 0), type == "Data" ? "d" : type == "Instruction" ? "i" : "",
+                                 size >= (1 << 20) ? fmt::format("{:.4g} MiB", size / (1 << 20))
+                                                   : fmt::format("{:.4g} KiB", size / (1 << 10)),
+                                 shared > 1 ? fmt::format(" shared by {} CPUs", shared) : ""));
+  }
+  if (!caches.empty()) dev["caches"] = fmt::format("{}", fmt::join(caches, ", "));
   const json peaks = baseline.value("peaks", json::object());
   json flops = json::array();
   const json rates = peaks.value("flops_per_s", json::object());

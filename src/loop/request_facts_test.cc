@@ -114,6 +114,20 @@ TEST(RequestFacts, CpuRequestsStateTheMachineWithoutGpuFigures) {
              {"SMs", "| torch.compile |", "L2", "0 FLOP at", "ROUTE-OF-AN-OLDER-STORE"});
 }
 
+TEST(RequestFacts, CpuRequestsStateTheInstructionSetsAndCaches) {
+  const EvalOptions o = options("cpu", "cpu");
+  json baseline = fixture("baseline_cpu.json");
+  expect_all(requests(context(o, baseline)), {}, {"Vector instruction sets", "Caches of one CPU"});
+  baseline["device"]["isa"] = {"avx512f", "avx512bw", "avx2", "fma"};
+  baseline["device"]["caches"] = {{{"level", 1}, {"type", "Data"}, {"size_bytes", 49152}, {"shared_by", 1}},
+                                  {{"level", 1}, {"type", "Instruction"}, {"size_bytes", 65536}, {"shared_by", 1}},
+                                  {{"level", 2}, {"type", "Unified"}, {"size_bytes", 2097152}, {"shared_by", 1}},
+                                  {{"level", 3}, {"type", "Unified"}, {"size_bytes", 503316480}, {"shared_by", 2}}};
+  expect_all(requests(context(o, baseline)),
+             {"- Vector instruction sets (`-march=native` compiles for them): avx512f, avx512bw, avx2, fma.\n",
+              "- Caches of one CPU: L1d 48 KiB, L1i 64 KiB, L2 2 MiB, L3 480 MiB shared by 2 CPUs.\n"});
+}
+
 TEST(RequestFacts, KernelsOnlyAndRelaxedPrecisionChangeWhatIsStated) {
   EvalOptions o = options("cuda", "cuda");
   o.target.allowed_torch_calls.clear();  // what --kernels-only does before the verdict sees the target

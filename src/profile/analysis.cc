@@ -90,7 +90,8 @@ json analyze(const json& side, const json& sol) {
     out["peak_of"] = unit;
     const double total = total_kernel_us(side);
     const double share = total > 0 ? 100 * num(*k, "duration_us_per_call") / total : 100;
-    add("throughput", fmt::format("{} at {:.1f}% of peak in `{}` ({:.0f}% of the call's GPU time, {} per call)", unit,
+    add("throughput", fmt::format("{} at {:.1f}% of peak in `{}` ({:.0f}% of the call's GPU time, {} per call under "
+                                  "Nsight Compute)", unit,
                                   pct, k->value("short_name", ""), share, time_text(num(*k, "duration_us_per_call"))));
     // The rule ncu expects most from, when it expects something worth doing.
     // Rules come ranked (ncu_report.h): the first optimisation with an estimate worth doing.
@@ -139,7 +140,7 @@ json analyze(const json& side, const json& sol) {
     const double busy = 100 * num(tp, "device_busy_us_per_call") / num(tp, "wall_us_per_call");
     if (busy < 80)
       add("launch_overhead", fmt::format("the GPU is busy {:.0f}% of the call: {:.0f} kernel launches per call, {} "
-                                         "of launch API time on the host", busy, num(tp, "kernels_per_call"),
+                                         "of launch API time on the host under torch.profiler", busy, num(tp, "kernels_per_call"),
                                          time_text(num(tp, "launch_api_us_per_call"))));
   }
   // On the CPU: where the host time of a call goes (the operators torch.profiler sees, and the rest:
@@ -148,12 +149,12 @@ json analyze(const json& side, const json& sol) {
     const double wall = num(tp, "wall_us_per_call");
     const json ops = tp.value("host_ops", json::array());
     if (num(tp, "outside_torch_ops_us_per_call") >= 0.5 * wall)
-      add("own_code", fmt::format("{:.0f}% of the call ({}) runs outside torch operators: the candidate's own "
+      add("own_code", fmt::format("{:.0f}% of the call ({} under torch.profiler) runs outside torch operators: the candidate's own "
                                   "code (its compiled kernels and Python)",
                                   100 * num(tp, "outside_torch_ops_us_per_call") / wall,
                                   time_text(num(tp, "outside_torch_ops_us_per_call"))));
     else if (!ops.empty() && num(ops[0], "cpu_us_per_call") >= 0.1 * wall)
-      add("host_op", fmt::format("{} takes {:.0f}% of the call ({} per call, {} threads)", ops[0].value("name", ""),
+      add("host_op", fmt::format("{} takes {:.0f}% of the call ({} per call under torch.profiler, {} threads)", ops[0].value("name", ""),
                                  100 * num(ops[0], "cpu_us_per_call") / wall, time_text(num(ops[0], "cpu_us_per_call")),
                                  tp.value("threads", 0)));
   }
@@ -166,6 +167,8 @@ void render_side(std::string& out, const std::string& label, const json& side) {
   const json ach = side.value("achieved", json::object());
   const json an = side.value("analysis", json::object());
   out += fmt::format("{}: {:.4g} ms per call", label, num(ach, "median_ms"));
+  // Restated from the evaluation whose verdict the reader sees beside it (anchor.h).
+  if (ach.value("source", "") == "evaluation") out += " (the evaluation's median, which the verdict uses)";
   if (has(ach, "pct_of_sol")) out += fmt::format(", {:.1f}% of speed of light", num(ach, "pct_of_sol"));
   if (an.contains("bound"))
     out += fmt::format("; {}-bound ({} at {:.1f}% of peak, {})", an["bound"].get<std::string>(),
@@ -174,7 +177,8 @@ void render_side(std::string& out, const std::string& label, const json& side) {
   out += "\n";
   const json tp = side.value("torch_profiler", json::object());
   if (num(tp, "kernels_per_call") > 0) {
-    out += fmt::format("  {:.0f} kernel launch{} per call ({} distinct), GPU busy {} per call:", num(tp, "kernels_per_call"),
+    out += fmt::format("  {:.0f} kernel launch{} per call ({} distinct), GPU busy {} per call under torch.profiler:",
+                       num(tp, "kernels_per_call"),
                        num(tp, "kernels_per_call") == 1 ? "" : "es",
                        tp.value("distinct_kernels", 0), time_text(num(tp, "device_busy_us_per_call")));
     int shown = 0;
@@ -193,7 +197,7 @@ void render_side(std::string& out, const std::string& label, const json& side) {
   }
   if (const json* k = main_kernel(side)) {
     auto pct = [&](const char* key) { return has(*k, key) ? fmt::format("{:.1f}%", (*k)[key].get<double>()) : std::string("?"); };
-    out += fmt::format("  main kernel `{}` ({} per call): DRAM {}, L2 {}, L1 {}, SM {} of peak; occupancy {} "
+    out += fmt::format("  main kernel `{}` ({} per call under Nsight Compute): DRAM {}, L2 {}, L1 {}, SM {} of peak; occupancy {} "
                        "achieved / {} theoretical (limit: {}); {:.0f} registers/thread, {} shared memory/block\n",
                        k->value("short_name", ""), time_text(num(*k, "duration_us_per_call")), pct("dram_pct"),
                        pct("l2_pct"), pct("l1_pct"), pct("sm_pct"), pct("achieved_occupancy_pct"),

@@ -63,14 +63,14 @@ TEST(Analyze, WithoutNcuTheModelDecides) {
   EXPECT_NEAR(an["pct_of_peak"].get<double>(), 42.667, 1e-3);
   ASSERT_EQ(an["limiters"].size(), 2u);
   EXPECT_NE(an["limiters"][0]["text"].get<std::string>().find("1280 GB/s: 42.7% of the 3000 GB/s"), std::string::npos);
-  EXPECT_NE(an["limiters"][1]["text"].get<std::string>().find("95% of the call (190 µs) runs outside torch operators"),
+  EXPECT_NE(an["limiters"][1]["text"].get<std::string>().find("95% of the call (190 µs under torch.profiler) runs outside torch operators"),
             std::string::npos);
   // The reference: one operator takes the call.
   side["torch_profiler"]["host_ops"][0] = {{"name", "aten::relu"}, {"cpu_us_per_call", 180.0}};
   side["torch_profiler"]["host_ops_us_per_call"] = 180;
   side["torch_profiler"]["outside_torch_ops_us_per_call"] = 20;
   an = analyze(side, elementwise_sol());
-  EXPECT_NE(an["limiters"][1]["text"].get<std::string>().find("aten::relu takes 90% of the call (180 µs per call, 4 threads)"),
+  EXPECT_NE(an["limiters"][1]["text"].get<std::string>().find("aten::relu takes 90% of the call (180 µs per call under torch.profiler, 4 threads)"),
             std::string::npos);
 }
 
@@ -97,7 +97,7 @@ TEST(RenderText, CompactSummaryWithNumbersAndUnits) {
   std::string text = render_text(document());
   EXPECT_NE(text.find("Profile of `01_relu` on cuda (NVIDIA H100)"), std::string::npos);
   EXPECT_NE(text.find("Candidate: 0.1 ms per call, 85.3% of speed of light; memory-bound (DRAM bandwidth at 88.0% of peak, Nsight Compute)"), std::string::npos);
-  EXPECT_NE(text.find("main kernel `relu_kernel` (100 µs per call): DRAM 88.0%"), std::string::npos);
+  EXPECT_NE(text.find("main kernel `relu_kernel` (100 µs per call under Nsight Compute): DRAM 88.0%"), std::string::npos);
   EXPECT_NE(text.find("limiter 1: DRAM bandwidth"), std::string::npos);
   EXPECT_NE(text.find("Reference (PyTorch eager): 0.2 ms per call"), std::string::npos);
   EXPECT_NE(text.find("Note: a note"), std::string::npos);

@@ -3,9 +3,12 @@
 A module of its own (not conftest.py): the adversarial suite has a conftest.py too, and tests that
 imported `conftest` got whichever was loaded first."""
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,6 +62,24 @@ def problem(name: str) -> Path:
 
 def candidate(name: str) -> Path:
     return HERE / "candidates" / f"{name}.py"
+
+
+def cpu_candidates_without(*names: str) -> Path:
+    """The bundled cpu candidates less NAMES, for benches that need a problem without a candidate. The
+    folder is named by its content, so every pytest-xdist worker (and every test) gets the same path."""
+    files = sorted(p for p in (ROOT / "examples" / "candidates" / "cpu").glob("*.py") if p.stem not in names)
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:12]
+    folder = ROOT / "build" / f"test-cpu-candidates-{digest}"
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=folder.name + "."))
+        for p in files:
+            shutil.copy(p, staging / p.name)
+        try:
+            staging.rename(folder)
+        except OSError:  # another worker made it first
+            shutil.rmtree(staging)
+    return folder
 
 
 def stray_processes(marker: str) -> list:

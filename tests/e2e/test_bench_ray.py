@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import HERE, ROOT, Kforge
+from e2e_support import HERE, ROOT, Kforge, cpu_candidates_without
 
 pytestmark = pytest.mark.xdist_group("ray")  # one cluster: every test of this module on one xdist worker
 
 PROBLEMS = ROOT / "examples" / "problems"
-CPU_CANDIDATES = ROOT / "examples" / "candidates" / "cpu"
+CPU_CANDIDATES = cpu_candidates_without("13_channel_norm")  # a problem without a candidate
 QUICK = ["--no-compile-baseline", "--eval-reps", "3", "--eval-warmup", "1", "--eval-trials", "2", "--seed", "11"]
 # A subset of the bundled problems with every status they reach on the cpu target (correct; no
 # candidate), a tuple output and a problem without batch_size: all of them cost minutes on two cores.

@@ -54,3 +54,11 @@ def test_set_overrides_apply_before_derived_globals(kforge, tmp_path):
     # batch is a size global (64 in the file), so variants start from the overridden 3: 3//2+1 and 3+3.
     variants = [s["globals"]["batch"] for s in result["correctness"]["shapes_checked"]]
     assert variants == [3, 2, 6]
+
+
+def test_every_bundled_problem_has_a_cpu_candidate():
+    """The README's bench example runs the bundled cpu candidates over every bundled problem."""
+    problems = {p.name for p in (ROOT / "examples" / "problems").glob("*.py")}
+    candidates = {p.name for p in (ROOT / "examples" / "candidates" / "cpu").glob("*.py")}
+    assert "--candidates examples/candidates/cpu" in (ROOT / "README.md").read_text()
+    assert sorted(problems - candidates) == []

@@ -198,7 +198,8 @@ def test_doctor_with_a_broken_interpreter(kforge):
     proc = kforge.run("doctor", "--python", "/bin/false", timeout=300)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert re.search(r"FAIL\s+interpreter\s+/bin/false exited with 1", proc.stdout), proc.stdout
-    assert "fix: run scripts/setup.sh" in proc.stdout
+    tree = kforge.binary.resolve().parent.parent  # a build tree: its own setup script
+    assert f"fix: run {tree / 'scripts' / 'setup.sh'}, which makes {tree / '.venv'} with torch" in proc.stdout
     assert "kforge is not ready" in proc.stdout
 
 

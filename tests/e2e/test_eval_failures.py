@@ -126,6 +126,17 @@ def test_unknown_set_name_is_a_problem_error(kforge):
     assert "nosuch" in result["error"]["message"]
 
 
+@pytest.mark.parametrize("override, text", [("nosuch=3", "not a top-level assignment"),
+                                            ("size=abc", "so the value must be an integer")])
+def test_a_set_mistake_is_said_without_the_workers_traceback(kforge, override, text):
+    """A --set typo or a value of the wrong kind is the user's input: one line saying what is wrong,
+    not the worker's internal stack."""
+    proc, result = kforge.eval(TINY, candidate("correct"), "--set", override, *QUICK)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert text in result["error"]["message"]
+    assert "Traceback" not in proc.stdout + proc.stderr and "kforge_worker" not in proc.stdout + proc.stderr
+
+
 def test_secrets_never_reach_the_candidate(kforge, tmp_path):
     canary = "sk-kforge-canary-5f2b9c"
     config = tmp_path / "kforge.toml"

@@ -170,3 +170,28 @@ def test_xdg_variables_choose_the_directories(installed_root, tmp_path):
     (tmp_path / "config/kforge").mkdir(parents=True)
     (tmp_path / "config/kforge/kforge.toml").write_text(f'[store]\npath = "{tmp_path}/chosen.db"\n')
     assert _store_named_by(_run([kforge, "report", "999"], env, cwd=home)) == str(tmp_path / "chosen.db")
+
+
+def test_an_installed_copy_names_its_own_setup_script(installed_root, tmp_path):
+    """Without a worker environment, `doctor` and `eval` of an installed copy say to run the
+    setup-worker.sh it installed, not the build tree's scripts/setup.sh, which it lacks."""
+    kforge = installed_root / "usr/bin/kforge"
+    share = installed_root / "usr/share/kforge"
+    home = tmp_path / "home"
+    env = _user_env(home)
+    assert not (share / "scripts").exists()
+    python = tmp_path / "python3-without-torch"  # the system's interpreter, its site-packages hidden
+    python.write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+    python.chmod(0o755)
+    setup = str(share / "setup-worker.sh")
+
+    doctor = _run([kforge, "doctor", "--python", python], env, cwd=home, timeout=300)
+    assert doctor.returncode != 0, doctor.stdout
+    assert f"run {setup}, which makes {home / '.local/share/kforge/venv'} with torch" in doctor.stdout, doctor.stdout
+    assert "scripts/setup.sh" not in doctor.stdout + doctor.stderr
+
+    proc = _run([kforge, "eval", share / "examples/problems/01_relu.py", share / "examples/candidates/cpu/01_relu.py",
+                 "--target", "cpu", "--python", python], env, cwd=home)
+    assert proc.returncode != 0 and "cannot import torch" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert f"({setup} does)" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "scripts/setup.sh" not in proc.stdout + proc.stderr

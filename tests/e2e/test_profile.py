@@ -2,6 +2,7 @@
 and usage errors. (The GPU path, with Nsight Compute, runs in bench/profile_gpu.sh.)"""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from e2e_support import ROOT
@@ -77,6 +78,16 @@ def test_loop_analysis_prompt_carries_the_profile(kforge):
     analysis = next(p for p in prompts if p.startswith("# Performance analysis"))
     assert "## Profile of the best\n\n```text\nProfile of `12_swish` on cpu" in analysis
     assert "limiter 1: " in analysis and "No profile is available" not in analysis
+    # One time per call: the profile states the medians of the table beside it, the verdict's; a time
+    # only torch.profiler measures says so.
+    candidate = re.search(r"\n\| candidate \| (\S+) ms \|", analysis).group(1)
+    eager = re.search(r"\n\| PyTorch eager \| (\S+) ms \|", analysis).group(1)
+    assert f"Candidate: {candidate} ms per call (the evaluation's median, which the verdict uses)" in analysis
+    assert f"Reference (PyTorch eager): {eager} ms per call (the evaluation's median" in analysis
+    profile = analysis.split("## Profile of the best", 1)[1].split("```", 2)[1]
+    for line in profile.splitlines():
+        if re.search(r"\d (ms|µs)\b", line) and not line.startswith("Speed of light"):
+            assert "the evaluation's median" in line or "under torch.profiler" in line, line
     charts = list((kforge.tmp / "state" / "runs").glob("*/profiles/*.svg"))
     assert len(charts) == 1
     ET.parse(charts[0])

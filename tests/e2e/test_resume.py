@@ -1,8 +1,11 @@
 """`kforge run --resume` continues exactly where a run stopped. The README's main job (a replayed
 transcript) is stopped after each kind of step (the hidden `--stop-after STEP`) and resumed: it must
 end with the uninterrupted run's best, and every request it stored must be the uninterrupted run's
-(compared on what a replay matches: the text without this machine's measurements, which differ from
-one run to the next). A profile the analysis prompt showed is reused on resume, not taken again, so
+(compared by kforge's own replay keys, recorded with --record: the text without this machine's
+measurements and without what depends on the secret trial inputs, both of which differ from one run
+to the next). The best is what the run's stored measurements decide: a head to head the resumed run
+still had to time is its own measurement, so where it decides otherwise than the uninterrupted run's,
+the best follows the stored decision, never a re-timed or forgotten one. A profile the analysis prompt showed is reused on resume, not taken again, so
 the resumed request is byte-identical to the one the stopped run would have sent. Ctrl-C stops a run
 within 2 s, abandoning the evaluation in flight, which the resumed run does again."""
 
@@ -23,6 +26,33 @@ QUICK = ["--eval-reps", "15", "--eval-warmup", "1", "--eval-trials", "2"]
 
 def main_job(kforge, *extra):
     return kforge.run(*readme_main_job(), "--out", kforge.tmp / "out", *QUICK, *extra, timeout=1800)
+
+
+def replay_keys(transcript) -> list:
+    """The replay key kforge computed for each call it recorded (--record), in order."""
+    return [json.loads(line)["key"] for line in transcript.read_text().splitlines() if line.strip()]
+
+
+def accepted(kforge) -> list:
+    """Run 1's stored accepted decisions, in order: (step, what was measured)."""
+    with store(kforge) as con:
+        return [(s, json.loads(d)) for s, d in con.execute(
+            "SELECT step, detail_json FROM decisions WHERE run_id = 1 AND kind = 'accepted' ORDER BY id")]
+
+
+def decisions(kforge) -> list:
+    with store(kforge) as con:
+        return con.execute("SELECT step, kind, detail_json FROM decisions WHERE run_id = 1 ORDER BY id").fetchall()
+
+
+def assert_best_is_the_stored_decision(kforge):
+    """summary.json's best is the last accepted candidate, with the measurement stored for it."""
+    step, detail = accepted(kforge)[-1]
+    best = summary(kforge)["best"]
+    assert best["step"] == step
+    shared = set(best) & set(detail) - {"timing_spread"}  # the summary shows the candidate's alone
+    assert {"eval_step", "median_ms", "vs_eager", "vs_compile"} <= shared, (best, detail)
+    assert {k: best[k] for k in shared} == {k: detail[k] for k in shared}
 
 
 def store(kforge) -> sqlite3.Connection:
@@ -61,9 +91,11 @@ def summary(kforge) -> dict:
 @pytest.fixture(scope="module")
 def uninterrupted(kforge_bin, tmp_path_factory):
     k = Kforge(kforge_bin, tmp_path_factory.mktemp("uninterrupted"))
-    proc = main_job(k)
+    proc = main_job(k, "--record", k.tmp / "calls.jsonl")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {"requests": requests(k), "best": summary(k)["best"]["step"], "steps": step_names(k)}
+    assert "differs from transcript" not in proc.stderr, proc.stderr
+    assert_best_is_the_stored_decision(k)
+    return {"requests": requests(k), "keys": replay_keys(k.tmp / "calls.jsonl"), "steps": step_names(k)}
 
 
 def last_of_kind(steps: list, kind: str) -> str:
@@ -73,30 +105,34 @@ def last_of_kind(steps: list, kind: str) -> str:
     return found[-1]
 
 
-@pytest.mark.skip(reason="trial inputs now come from a secret per evaluation, so a redone evaluation's mismatch "
-                         "text (and a best decided by noisy timings) differs from the uninterrupted run's; the "
-                         "comparison must use normalised requests and stored measurements (open in issue 36)")
 @pytest.mark.parametrize("kind", ["gen", "eval", "profile", "analyze", "keep"])
 def test_stopped_after_each_step_kind_the_resumed_run_matches_the_uninterrupted_one(kforge, uninterrupted, kind):
     step = last_of_kind(uninterrupted["steps"], kind)
-    stopped = main_job(kforge, "--stop-after", step)
+    stopped = main_job(kforge, "--stop-after", step, "--record", kforge.tmp / "stopped.jsonl")
     assert stopped.returncode == 1, stopped.stdout + stopped.stderr
     assert f"stopped after {step}" in stopped.stderr and "resume with: kforge run --resume 1" in stopped.stderr
     before = requests(kforge)
+    decided_before = decisions(kforge)
     with store(kforge) as con:
         profiles = {s: json.loads(d) for s, d in con.execute(
             "SELECT step, detail_json FROM decisions WHERE run_id = 1 AND kind = 'profile'")}
 
-    resumed = kforge.run("run", "--resume", "1", timeout=1800)
+    resumed = kforge.run("run", "--resume", "1", "--record", kforge.tmp / "resumed.jsonl", timeout=1800)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "differs from transcript" not in resumed.stderr, resumed.stderr
-    assert summary(kforge)["best"]["step"] == uninterrupted["best"]
+    assert "differs from transcript" not in stopped.stderr + resumed.stderr, stopped.stderr + resumed.stderr
     after = requests(kforge)
     assert list(after) == list(uninterrupted["requests"])
-    for name, (match, _) in after.items():
-        assert match == uninterrupted["requests"][name][0], f"request {name} differs from the uninterrupted run's"
-    # What was stored before the stop stays as it was.
+    # Every request, those sent before the stop and those the resumed run built (the stored ones again,
+    # answered from the store, then the new ones), has the uninterrupted run's replay key.
+    keys = uninterrupted["keys"]
+    assert replay_keys(kforge.tmp / "stopped.jsonl") == keys[:len(before)]
+    assert replay_keys(kforge.tmp / "resumed.jsonl") == keys
+    # What was stored before the stop stays as it was, requests and decisions alike.
     assert {n: after[n] for n in before} == before
+    assert decisions(kforge)[:len(decided_before)] == decided_before
+    # The best: what the stored measurements decide (a head to head the resumed run still had to
+    # time is its own measurement, so it may decide otherwise than the uninterrupted run's did).
+    assert_best_is_the_stored_decision(kforge)
     # A profile stored before the stop is what the resumed analysis request shows, byte for byte.
     for profile_step, detail in profiles.items():
         analyze = profile_step.replace(".profile", ".analyze")

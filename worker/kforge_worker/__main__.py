@@ -109,18 +109,30 @@ def _role_handlers(role: str) -> dict:
     return handlers
 
 
+def setup_script() -> str:
+    """The script that makes the worker's environment in the layout this worker runs from: a build
+    tree's scripts/setup.sh, an installed copy's share/kforge/setup-worker.sh; none in a bundle."""
+    data = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for script in (os.path.join(data, "scripts", "setup.sh"), os.path.join(data, "setup-worker.sh")):
+        if os.path.exists(script):
+            return script
+    return ""
+
+
 def _cannot_import_torch(exc: Exception):
+    script = setup_script()
     return _environment_problem(
-        f"{sys.executable} cannot import torch ({type(exc).__name__}: {exc}); install torch into that interpreter "
-        "(scripts/setup.sh does), or pick another one with --python or worker.python in kforge.toml")
+        f"{sys.executable} cannot import torch ({type(exc).__name__}: {exc}); install torch into that interpreter"
+        f"{f' ({script} does)' if script else ''}, or pick another one with --python or worker.python in kforge.toml")
 
 
 def _missing_package(name: str):
     requirements = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "requirements.txt")
+    script = setup_script()
     return _environment_problem(
         f"{sys.executable} cannot import {name}, which kforge's worker needs; install the worker's packages into "
-        f"that interpreter ({sys.executable} -m pip install -r {requirements}; scripts/setup.sh does), or pick "
-        "another one with --python or worker.python in kforge.toml")
+        f"that interpreter ({sys.executable} -m pip install -r {requirements}{f'; {script} does' if script else ''}), "
+        "or pick another one with --python or worker.python in kforge.toml")
 
 
 def _environment_problem(message: str):

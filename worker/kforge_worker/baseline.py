@@ -18,8 +18,8 @@ from typing import List
 
 import torch
 
-from kforge_worker import (backends, baselines, compare, ops, precision as precision_audit, problem, reference, session, sol,
-                           static_checks, tensors)
+from kforge_worker import (backends, baselines, compare, cpu_facts, ops, precision as precision_audit, problem, reference,
+                           session, sol, static_checks, tensors)
 from kforge_worker.timing import make_timer
 
 WARMUP = 3
@@ -37,6 +37,8 @@ def device_facts(device: str) -> dict:
     """Name, multiprocessors, memory and L2 (GPU), or model and threads (CPU)."""
     facts = {"kind": backends.kind_of(device), "name": backends.for_device(device).model_name(device),
              "threads": torch.get_num_threads()}
+    if facts["kind"] == "cpu":
+        facts.update(cpu_facts.cpu_facts())  # instruction sets and caches, for the generation prompt
     if device.startswith("cuda"):
         p = torch.cuda.get_device_properties(torch.device(device))
         facts.update({"sm_count": p.multi_processor_count, "memory_bytes": p.total_memory,

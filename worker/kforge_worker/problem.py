@@ -11,7 +11,7 @@ import types
 from pathlib import Path
 from typing import Dict, List
 
-from kforge_worker.errors import ProblemError
+from kforge_worker.errors import OverrideError, ProblemError
 
 # An integer global is treated as a size, and varied by --shapes, when its value is at least this.
 # Smaller integers are usually kernel sizes, strides, dims or counts whose change alters the problem.
@@ -32,7 +32,7 @@ def parse_sets(items: List[str]) -> Dict[str, object]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise ProblemError(f"--set {item}: expected NAME=VALUE")
+            raise OverrideError(f"--set {item}: expected NAME=VALUE")
         overrides[name] = parse_value(value)
     return overrides
 
@@ -56,7 +56,7 @@ def check_override_type(file_name: str, name: str, old: ast.expr, value) -> None
     ok = type(value) is int or (wanted is float and type(value) is float)
     if not ok:
         kind = "an integer" if wanted is int else "a number"
-        raise ProblemError(f"--set {name}={value!r}: {file_name} sets {name} to {old.value!r}, so the value must be "
+        raise OverrideError(f"--set {name}={value!r}: {file_name} sets {name} to {old.value!r}, so the value must be "
                            f"{kind}")
 
 
@@ -69,7 +69,7 @@ def load_module(path: str, module_name: str, overrides: Dict[str, object] = None
     assignments = top_level_assignments(tree)
     unknown = sorted(set(overrides) - set(assignments))
     if unknown:
-        raise ProblemError(
+        raise OverrideError(
             f"--set {', '.join(unknown)}: not a top-level assignment in {source_path.name} "
             f"(known: {', '.join(sorted(assignments)) or 'none'})"
         )

@@ -74,7 +74,7 @@ def serve(handlers: Dict[str, Callable[[dict], dict]], fallback: Optional[Callab
 def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
     from kforge_kernels.errors import is_toolchain_build_error
     from kforge_worker import gpu_errors
-    from kforge_worker.errors import CompileError, EnvironmentProblem, ProblemError
+    from kforge_worker.errors import CompileError, EnvironmentProblem, OverrideError, ProblemError
 
     log = ""
     if isinstance(exc, EnvironmentProblem):
@@ -101,7 +101,8 @@ def error_reply(exc: BaseException, kind: str = "runtime_error") -> dict:
             "kind": kind,
             "message": message[:4000],
             "log": log,
-            "traceback": "".join(traceback.format_exception(exc))[-8000:],
+            # A --set mistake is the user's input, not a fault in the worker's code or the problem's.
+            "traceback": "" if isinstance(exc, OverrideError) else "".join(traceback.format_exception(exc))[-8000:],
         },
     }
 

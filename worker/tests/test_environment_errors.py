@@ -19,3 +19,10 @@ def test_a_gpu_device_without_a_gpu_is_an_environment_problem():
         pytest.skip("this machine has a GPU")
     with pytest.raises(EnvironmentProblem, match="sees no GPU"):
         session.setup("cuda:0", 1)
+
+
+def test_a_set_mistake_travels_without_a_traceback():
+    from kforge_worker.errors import OverrideError
+    reply = protocol.error_reply(OverrideError("--set nosuch: not a top-level assignment in p.py"))
+    assert reply["error"]["kind"] == "problem_error" and reply["error"]["traceback"] == ""
+    assert "ProblemError: bad reference" in protocol.error_reply(ProblemError("bad reference"))["error"]["traceback"]
