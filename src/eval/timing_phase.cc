@@ -140,6 +140,7 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     // blocks hid a content cache's fast hits there.
     const double bound = untimed_bound_of_block(kept_blocks.size());
     block_floor(run_, sum, r, reps, block.untimed_ms, keep ? bound : untimed_per_rep_ms, record);
+    if (!keep) record["warmup"] = true;  // not among the blocks the floor judges
     if (keep)
       kept_blocks.push_back({sum, block.untimed_ms, r.wall_ms, record.value("round_trip_ms", 0.0), reps, crosschecks.size()});
     crosschecks.push_back(record);
@@ -167,14 +168,15 @@ int CandidateTimer::block_reps(int planned, bool keep) {
   return keep && lengthen ? std::max(planned, judged_reps_) : planned;
 }
 
-// The untimed bound of kept block `k`: the prepared measure, or its round's where that is more (a
-// later round's block, timed before that round's eager block, gets the latest measure until then).
+// The untimed bound of kept block `k`: its own round's measure, taken at the same moment and under
+// the same load as the block (a spike in the one taken when timing was prepared neither excuses
+// a forged block nor condemns an honest one); before that round's eager block ran, the latest
+// measure, or the prepared one.
 double CandidateTimer::untimed_bound_of_block(std::size_t k) const {
   if (untimed_per_rep_ms < 0) return untimed_per_rep_ms;
-  double bound = untimed_per_rep_ms;
-  if (k < round_untimed_ms.size()) bound = std::max(bound, round_untimed_ms[k]);
-  else if (!round_untimed_ms.empty()) bound = std::max(bound, round_untimed_ms.back());
-  return bound;
+  if (k < round_untimed_ms.size()) return round_untimed_ms[k];
+  if (!round_untimed_ms.empty()) return std::max(untimed_per_rep_ms, round_untimed_ms.back());
+  return untimed_per_rep_ms;
 }
 
 std::vector<ClockFloor> CandidateTimer::floors() const {

@@ -402,7 +402,9 @@ class ReferenceSession:
 
         def swap(rep: int) -> None:
             k = schedule[rep]
-            timed_reps.write_inputs(inputs, self._drawn_set(k + 1) if self.lean else self.timing_sets[k])
+            source = self._drawn_set(k + 1) if self.lean else self.timing_sets[k]
+            with timed_reps.one_thread():  # as the candidate's worker swaps (timed_reps.Block)
+                timed_reps.write_inputs(inputs, source)
 
         def call():
             with torch.no_grad():
@@ -413,7 +415,7 @@ class ReferenceSession:
             # The candidate's untimed work measured again now, in the round its block runs in: a load
             # that came after prepare_timing slows that work too (src/eval/clock_floor.h).
             reply["untimed_ms_per_rep"] = untimed_cost_ms(inputs, self.timing_sets or [inputs], self.timing_outputs,
-                                                          self.device, samples=1, warm=True)
+                                                          self.device, samples=2, warm=True)
         if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
             reply["device_state"] = self.timer.device_state()
         return reply
@@ -491,10 +493,11 @@ def untimed_cost_ms(buffers: list, sets: list, outputs, device: str, samples: in
     for k in range(samples + first):
         source = sets[k % len(sets)]
         start = time.perf_counter_ns()
-        timed_reps.write_inputs(buffers, source)
-        kept = [timed_reps._device_copy(t) for t in outs]
-        same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
-                if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
+        with timed_reps.one_thread():
+            timed_reps.write_inputs(buffers, source)
+            kept = [timed_reps._device_copy(t) for t in outs]
+            same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
+                    if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         spent.append((time.perf_counter_ns() - start) / 1e6)
