@@ -1,11 +1,14 @@
 #include "util/memory_cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -29,6 +32,20 @@ std::optional<std::string> read_small(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Removes the cgroups of kforge processes that are gone (a killed run leaves its empty cgroups):
+// "kforge-cand-PID-N" whose PID no longer exists. A cgroup still holding processes is not removed.
+void remove_stale(const std::string& parent) {
+  DIR* dir = ::opendir(parent.c_str());
+  if (!dir) return;
+  while (dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.rfind("kforge-cand-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 12, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::rmdir((parent + "/" + name).c_str());
+  }
+  ::closedir(dir);
 }
 
 }  // namespace
@@ -59,6 +76,7 @@ MemoryCgroup::MemoryCgroup(std::string dir, bool v2, std::uint64_t limit)
 std::unique_ptr<MemoryCgroup> MemoryCgroup::create(const std::string& name, std::uint64_t limit_bytes) {
   auto own = own_memory_cgroup();
   if (!own || limit_bytes == 0) return nullptr;
+  remove_stale(own->first);
   const std::string dir = own->first + "/" + name;
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return nullptr;
   std::unique_ptr<MemoryCgroup> group(new MemoryCgroup(dir, own->second, limit_bytes));

@@ -43,5 +43,15 @@ TEST(MemoryCgroup, AChildJoinsItsCgroupAndItIsRemovedAfterwards) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+TEST(MemoryCgroup, TheCgroupsOfAGoneRunAreRemovedByTheNext) {
+  auto own = own_memory_cgroup();
+  if (!own || !MemoryCgroup::create(fmt::format("kforge-test-{}", getpid()), 1ull << 30)) GTEST_SKIP() << "no writable memory controller here";
+  const fs::path stale = fs::path(own->first) / "kforge-cand-999999999-0";  // no such process
+  fs::create_directory(stale);
+  auto group = MemoryCgroup::create(fmt::format("kforge-cand-{}-test", getpid()), 1ull << 30);
+  ASSERT_TRUE(group);
+  EXPECT_FALSE(fs::exists(stale));
+}
+
 }  // namespace
 }  // namespace kforge
