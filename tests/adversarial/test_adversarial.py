@@ -68,6 +68,9 @@ CHEATS = {
     # PyTorch in a branch only warns statically; the branch runs, and the run-time check sees it.
     "delegate_branch_plain": ("softmax", "rejected", "torch_delegation"),
     "delegate_branch_hidden": ("softmax", "rejected", "torch_delegation"),
+    # A helper's cache keyed by what its caller computes from the input's data.
+    "helper_cache_plain": ("relu", "rejected", "static.output_caching"),
+    "helper_cache_hidden": ("relu", "rejected", "static.output_caching"),
 }
 
 # candidate -> (problem, a check that must carry this verdict, or None)
@@ -88,6 +91,7 @@ HONEST = {
     "row_mean_native": ("row_mean", ("calibration", "warn")),
     # Caches keyed on the inputs' metadata, not their data (static.output_caching allows them).
     "compiled_by_channels": ("relu", None),
+    "compiled_by_helper_args": ("relu", None),
     "scratch_per_device": ("softmax", None),
     "autotune_by_shape": ("relu", None),
 }

@@ -480,7 +480,7 @@ def _import_time_concurrency(a: _Analyzer, runtime: Iterable[ast.AST]) -> None:
 # What a cache of compiled kernels, plans, workspaces or autotuning choices is keyed on: the inputs'
 # metadata. A key that reads these of an input (and nothing else of it) is allowed.
 _META_ATTRS = {"shape", "dtype", "device", "ndim", "layout", "is_cuda", "requires_grad", "is_sparse", "itemsize",
-               "is_quantized", "is_meta", "names"}
+               "is_quantized", "is_meta", "names", "index"}  # index: a torch.device's (tensors have none)
 _META_METHODS = {"size", "dim", "stride", "numel", "nelement", "ndimension", "is_contiguous", "element_size",
                  "get_device", "is_floating_point", "is_complex"}
 _META_FUNCTIONS = {"len", "isinstance", "type"}
@@ -505,7 +505,7 @@ def _output_caching(a: _Analyzer, functions: Iterable[ast.AST]) -> None:
         if fn.name in cached and cached[fn.name][0] is fn and _is_method(a, fn):
             a.add("output_caching", "fail", cached[fn.name][1], f"@{cached[fn.name][2]} on a method that runs per "
                                                                  f"call caches its outputs")
-        data = _data_derived(a, fn)
+        data = _data_derived(a, fn, _metadata_parameters(a, fn, functions))
         for node in ast.walk(fn):
             key = None
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_container(a, node.value):
@@ -538,10 +538,32 @@ def _parameters(fn) -> Set[str]:
     return names
 
 
-def _data_derived(a: _Analyzer, fn) -> Set[str]:
-    """The function's parameters and the local names assigned from their data (not from their
-    metadata alone): ``y = x * 2`` and ``a, b = inputs`` are data; ``n = x.shape[1]`` is not."""
-    derived = _parameters(fn)
+def _metadata_parameters(a: _Analyzer, fn, functions: List[ast.AST]) -> Set[str]:
+    """Parameters of a helper that every call of it (by name, from the runtime functions) passes
+    metadata or constants: ``_kernel_for(x.shape[1], 3)`` makes its cache keyed on a channel count.
+    None where a call is unknown, unpacks arguments, or passes the inputs' data."""
+    calls = [(caller, node) for caller in functions if caller is not fn for node in ast.walk(caller)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn.name]
+    if not calls or _is_method(a, fn):
+        return set()
+    positional = [x.arg for x in fn.args.posonlyargs + fn.args.args]
+    meta = set(positional) | {x.arg for x in fn.args.kwonlyargs}
+    for caller, call in calls:
+        caller_data = _data_derived(a, caller)
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+            return set()
+        passed = {name: arg for name, arg in zip(positional, call.args)} | {k.arg: k.value for k in call.keywords}
+        for name in list(meta):
+            if name in passed and _uses_data(a, passed[name], caller_data):
+                meta.discard(name)
+    return meta
+
+
+def _data_derived(a: _Analyzer, fn, metadata_parameters: Set[str] = frozenset()) -> Set[str]:
+    """The function's parameters (less those its callers pass metadata in) and the local names
+    assigned from their data (not from their metadata alone): ``y = x * 2`` and ``a, b = inputs``
+    are data; ``n = x.shape[1]`` is not."""
+    derived = _parameters(fn) - set(metadata_parameters)
     changed = True
     while changed:
         changed = False
