@@ -136,18 +136,3 @@ TEST_F(ConfigFileTest, DeviceMemoryCapIsAPositiveNumberOfGiB) {
 
 }  // namespace
 }  // namespace kforge
-
-namespace kforge {
-namespace {
-
-TEST_F(ConfigFileTest, CandidateMemoryIsAPositiveNumberOfGiBOrHalfTheHosts) {
-  write(home / "none.toml", "[store]\npath = \"a.db\"\n");
-  EXPECT_EQ(sandbox_config(load_config(home / "none.toml")).memory_gb, 0);  // 0: half the host's memory
-  write(home / "set.toml", "[sandbox]\nmemory_gb = 1.5\n");
-  EXPECT_EQ(sandbox_config(load_config(home / "set.toml")).memory_gb, 1.5);
-  write(home / "zero.toml", "[sandbox]\nmemory_gb = 0\n");
-  EXPECT_THROW(sandbox_config(load_config(home / "zero.toml")), InputError);
-}
-
-}  // namespace
-}  // namespace kforge

@@ -42,7 +42,6 @@ struct EvalOptions {
   double sol_slack = 3.0;                            // faster than SOL by this factor is suspicious
   double speedup_warn_factor = 20.0;                 // speedups beyond this are re-measured and warned about
   bool sandbox = true;                               // use bubblewrap where it works
-  double sandbox_memory_gb = 0;                      // [sandbox] memory_gb: the candidate's memory cgroup, GiB; 0: half the host's
   double sandbox_tmp_gb = 2.0;                       // [sandbox] tmp_gb: the candidate's private tmpfs, GiB
   std::optional<unsigned> sandbox_uid;               // [sandbox] uid: the candidate's host uid when kforge is root
   std::optional<double> device_memory_gb;            // [memory] device_gb: the most evaluations may hold on a device, GiB

@@ -8,7 +8,6 @@
 
 #include "eval/compile_log.h"
 #include "eval/verdict.h"
-#include "util/memory_cgroup.h"
 
 namespace kforge {
 
@@ -120,14 +119,7 @@ void EvalRun::fail_from_candidate(const WorkerReply& reply, const std::string& d
       fail(status::kRuntimeError, "output_flood", fmt::format("{} during {}", reply.detail, during));
       break;
     case WorkerReply::kDied:
-      if (const MemoryCgroup* group = cand->process().memory_cgroup();
-          group && group->limit_reached() && cand->process().exit_status().terminating_signal() == SIGKILL)
-        fail(status::kRuntimeError, "memory_limit",
-             fmt::format("{}: the candidate reached its memory limit of {} MiB ([sandbox] memory_gb; memory files, "
-                         "tmpfs pages and page cache count too) and the kernel ended it",
-                         reply.detail, group->limit_bytes() >> 20),
-             output);
-      else if (killed_for_memory(*cand))
+      if (killed_for_memory(*cand))
         fail(status::kRuntimeError, "host_oom",
              fmt::format("{}: the kernel's out-of-memory killer ended it (host memory)", reply.detail), output);
       else

@@ -58,7 +58,6 @@ HeadToHead time_head_to_head(EvalRun& a, EvalRun& b, EvalRun& baseline, WorkerPo
   DeviceHold hold = hold_device_for_timing(a, pool, timing);
   CandidateTimer first(a, "a");
   CandidateTimer second(b, "b");
-  first.lengthen = second.lengthen = false;  // a head-to-head's floors are only recorded (docs/checks.md)
   BaselineTimer eager(baseline, "eager");
   time_interleaved({&first, &second, &eager}, TimingPlan::from(a.opt, a.lean_timing), [&](const std::string& what) { a.phase(what); });
   record(result.a, a, first);

@@ -25,11 +25,9 @@ std::optional<std::uint64_t> evaluation_bytes(const json& estimate, int processe
                                               std::uint64_t context_bytes) {
   const auto per_process = process_bytes(estimate);
   if (!per_process) return std::nullopt;
-  // A block on a fresh input set keeps one call more than a timing block; a timing block lengthened for
-  // the clock floor keeps at most kKeptBytesBudget (clock_floor.h), or its planned calls where those are more.
-  const std::uint64_t output_bytes = estimate.value("output_bytes", std::uint64_t{0});
-  const std::uint64_t planned = static_cast<std::uint64_t>(fresh_block_calls(block)) * output_bytes;
-  const std::uint64_t kept_outputs = timing ? std::max(planned, std::min<std::uint64_t>(kKeptBytesBudget, kMaxBlockReps * output_bytes)) : 0;
+  // A block on a fresh input set keeps one call more than a timing block.
+  const std::uint64_t kept_outputs =
+      timing ? static_cast<std::uint64_t>(fresh_block_calls(block)) * estimate.value("output_bytes", std::uint64_t{0}) : 0;
   const auto n = static_cast<std::uint64_t>(processes);
   return n * (*per_process + context_bytes) + (n - 1) * kept_outputs;
 }

@@ -24,17 +24,10 @@ TEST(EvaluationBytes, EveryProcessAndTheTimedOutputsEachCandidateKeeps) {
             {"output_bytes", 10},
             {"forward_peak_bytes", 10}};
   EXPECT_EQ(evaluation_bytes(e, 2, false, 5), 2u * 320u);
-  // 64 kept outputs: a block lengthened for the clock floor (more than a block and the fresh call, six)
-  EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 640u);
-  EXPECT_EQ(evaluation_bytes(e, 3, true, 5), 3u * 320u + 1280u);  // a head-to-head: two candidates
+  EXPECT_EQ(evaluation_bytes(e, 2, true, 5), 2u * 320u + 60u);  // six kept outputs: a block and the fresh call
+  EXPECT_EQ(evaluation_bytes(e, 3, true, 5), 3u * 320u + 120u);  // a head-to-head: two candidates
   EXPECT_EQ(evaluation_bytes({{"method", "unknown"}}, 2, true, 5), std::nullopt);
-  EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 640u);  // each worker's CUDA context
-  // Large outputs: lengthening stops at 256 MiB of them, fewer than six calls' worth here.
-  json big = e;
-  big["output_bytes"] = 64ull << 20;
-  big["input_bytes"] = 0;
-  big["forward_peak_bytes"] = 0;
-  EXPECT_EQ(evaluation_bytes(big, 2, true, 5), 2u * (64ull << 20) + 6u * (64ull << 20));
+  EXPECT_EQ(evaluation_bytes(e, 2, true, 5, 1000), 2u * (320u + 1000u) + 60u);  // each worker's CUDA context
 }
 
 TEST(DeviceShare, TheWholeBudgetAloneElseTheEvaluationsOwnEstimate) {

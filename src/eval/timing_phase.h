@@ -60,8 +60,8 @@ class TimedFunction {
   virtual ~TimedFunction() = default;
   const std::string& name() const { return name_; }
 
-  // One block of `reps` repetitions (or more: block_reps), kept (`keep`) or warm-up. False ends the
-  // timing; the run's status then says why.
+  // One block of `reps` repetitions, kept (`keep`) or warm-up. False ends the timing; the run's
+  // status then says why.
   bool time_block(int reps, bool keep);
 
   std::vector<double> samples_ms;        // every kept repetition
@@ -70,8 +70,6 @@ class TimedFunction {
  protected:
   // The block's repetition times, or nullopt when it failed (the status set).
   virtual std::optional<std::vector<double>> measure(int reps, bool keep) = 0;
-  // The repetitions of a block planned with `planned`.
-  virtual int block_reps(int planned, bool /*keep*/) { return planned; }
 
  private:
   std::string name_;
@@ -79,13 +77,6 @@ class TimedFunction {
 
 // Repetitions of each kept candidate block whose outputs the reference checks.
 inline constexpr int kCheckedRepsPerBlock = 2;
-
-// What kforge's clock and the candidate said of one kept block (clock_floor.h).
-struct BlockFigures {
-  double reported_ms = 0, untimed_ms = 0, wall_ms = 0, round_trip_ms = 0;
-  int reps = 0;
-  std::size_t record = 0;  // its entry in CandidateTimer::crosschecks
-};
 
 // The candidate of a run (prepared with prepare_candidate_timing).
 class CandidateTimer : public TimedFunction {
@@ -95,24 +86,14 @@ class CandidateTimer : public TimedFunction {
   // The trusted measure of one repetition's untimed work (the reference's prepare_timing); negative
   // when unknown. Bounds what the candidate may claim as untimed (clock_floor.h).
   double untimed_per_rep_ms = -1;
-  // The same measure taken again by the reference after its eager block of each round (in round
-  // order): a load that came later raises the bound of that round's candidate block too.
-  std::vector<double> round_untimed_ms;
-  std::vector<BlockFigures> kept_blocks;  // each kept block's figures, in round order
-  // Each kept block's floor, the untimed bound of its own round's measure: call after the rounds.
-  std::vector<ClockFloor> floors() const;
-  // Lengthens kept blocks until their claims reach kJudgedBlockMs (clock_floor.h); not with lean timing.
-  bool lengthen = true;
+  std::vector<ClockFloor> floors;  // each kept block's, against kforge's clock
 
  protected:
   std::optional<std::vector<double>> measure(int reps, bool keep) override;
-  int block_reps(int planned, bool keep) override;
 
  private:
-  double untimed_bound_of_block(std::size_t k) const;
   EvalRun& run_;
   int crosscheck_retries_ = 0;
-  int judged_reps_ = 0;  // the repetitions the claims so far need (judged_block_reps); only grows
 };
 
 // A baseline in the reference worker: "eager" or "compile" (prepared with prepare_reference_timing).
@@ -120,9 +101,6 @@ class BaselineTimer : public TimedFunction {
  public:
   BaselineTimer(EvalRun& run, const std::string& which) : TimedFunction(which), run_(run) {}
   std::vector<nlohmann::json> device_states;  // clocks read after each block
-  // When set, each kept block is followed by the reference's measure of one repetition's untimed
-  // work, added to this candidate's round_untimed_ms.
-  CandidateTimer* untimed_for = nullptr;
 
  protected:
   std::optional<std::vector<double>> measure(int reps, bool keep) override;

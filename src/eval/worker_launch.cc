@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -13,7 +12,6 @@
 #include "util/environment.h"
 #include "util/errors.h"
 #include "util/files.h"
-#include "util/memory_cgroup.h"
 #include "util/paths.h"
 #include "util/sandbox.h"
 #include "util/program_path.h"
@@ -246,10 +244,6 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   // 36_RMSNorm_), bounded by memory. Its tmpfs has a size of its own; its folder is measured after
   // the evaluation (disk_breach).
   spawn.limits.file_size_bytes = std::max<std::uint64_t>(tmp_bytes, physical_memory_bytes());
-  // What no rlimit counts (every memfd's pages, tmpfs pages, page cache) its memory cgroup does.
-  result.memory_bytes = options.sandbox_memory_gb > 0
-                            ? static_cast<std::uint64_t>(options.sandbox_memory_gb * (1ull << 30))
-                            : physical_memory_bytes() / 2;
 
   BuildBrokerSettings broker;
   broker.python = options.python;
@@ -325,10 +319,6 @@ std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
   if (how.broker) {
     broker = std::make_shared<BuildBroker>(*how.broker);
     spawn.channel_fd = broker->worker_end();
-  }
-  if (how.memory_bytes > 0) {
-    static std::atomic<unsigned> made{0};
-    spawn.memory_cgroup = MemoryCgroup::create(fmt::format("kforge-cand-{}-{}", getpid(), made++), how.memory_bytes);
   }
   auto process = Subprocess::spawn(spawn);
   if (broker) {

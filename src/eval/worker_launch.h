@@ -47,7 +47,6 @@ struct WorkerSpawn {
   std::string isolation;  // "bubblewrap" or "process-group" (with the reason bubblewrap was not used)
   std::optional<BuildBrokerSettings> broker;  // a candidate's build channel
   std::optional<std::uint64_t> tmp_bytes;     // the size of its private tmpfs, when sandboxed
-  std::uint64_t memory_bytes = 0;             // candidate: the limit of its memory cgroup (start_worker makes it)
   std::optional<HostIds> owner;               // the uid its own folder must belong to (kforge is root)
   std::vector<std::string> target_caches;     // the target's shared cache folders, under kforge's cache directory
 };

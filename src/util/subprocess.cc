@@ -22,7 +22,6 @@
 
 #include "util/environment.h"
 #include "util/errors.h"
-#include "util/memory_cgroup.h"
 
 namespace kforge {
 
@@ -243,8 +242,6 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
   // Not while a reply is awaited (a scan of /proc there would add to the wall time kforge measures):
   // when a worker starts or ends.
   reap_orphaned_sandboxes();
-  const std::string cgroup_procs_path = options.memory_cgroup ? options.memory_cgroup->procs_file() : "";
-  const char* cgroup_procs = options.memory_cgroup ? cgroup_procs_path.c_str() : nullptr;
   pid_t pid = fork();
   if (pid < 0) throw InternalError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
@@ -269,15 +266,6 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
     set_limit(RLIMIT_FSIZE, options.limits.file_size_bytes);
     set_limit(RLIMIT_NOFILE, options.limits.open_files);
     set_limit(RLIMIT_CORE, 0);
-    if (cgroup_procs) {  // "0": the writing process; its descendants stay in the cgroup
-      const int fd = open(cgroup_procs, O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || write(fd, "0", 1) != 1) {
-        const char msg[] = "kforge: could not join the worker's memory cgroup\n";
-        (void)!write(2, msg, sizeof msg - 1);
-        _exit(125);
-      }
-      close(fd);
-    }
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     execve(exe.c_str(), argv.data(), envp.data());
     const char msg[] = "kforge: could not start the worker (execve failed)\n";
@@ -293,7 +281,6 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
 
   std::unique_ptr<Subprocess> p(new Subprocess());
   p->pid_ = pid;
-  p->memory_cgroup_ = options.memory_cgroup;
   p->tree_id_ = tree_id;
   p->stdin_fd_ = in[1];
   p->reply_fd_ = reply[0];
@@ -319,7 +306,6 @@ void Subprocess::log_to(const std::filesystem::path& file) {
 Subprocess::~Subprocess() {
   kill_tree();
   attached_.clear();
-  memory_cgroup_.reset();  // once its processes are gone
   for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})
     if (fd >= 0) close(fd);
 }

@@ -15,8 +15,6 @@
 
 namespace kforge {
 
-class MemoryCgroup;
-
 struct ResourceLimits {
   std::uint64_t address_space_bytes = 0;  // RLIMIT_AS; 0 = unlimited (CUDA needs unlimited)
   std::uint64_t file_size_bytes = 0;      // RLIMIT_FSIZE; 0 = unlimited
@@ -31,7 +29,6 @@ struct SpawnOptions {
   std::uint64_t log_cap_bytes = 16ull << 20;  // combined stdout+stderr beyond this is a flood
   std::filesystem::path log_file;            // where the full captured output is written (optional)
   int channel_fd = -1;                       // handed to the child as fd 4 (a candidate's build channel)
-  std::shared_ptr<MemoryCgroup> memory_cgroup;  // the child joins it before exec; kept until its tree is gone
 };
 
 // How a wait for a reply ended.
@@ -74,8 +71,6 @@ class Subprocess {
 
   // Keeps `resource` (e.g. the build broker serving this worker) alive until the process is gone.
   void attach(std::shared_ptr<void> resource) { attached_.push_back(std::move(resource)); }
-  // The memory cgroup its tree runs in (SpawnOptions::memory_cgroup), or nullptr.
-  const MemoryCgroup* memory_cgroup() const { return memory_cgroup_.get(); }
 
   pid_t pid() const { return pid_; }
   const ExitStatus& exit_status() const { return exit_; }
@@ -102,7 +97,6 @@ class Subprocess {
   std::uint64_t log_cap_ = 0;
   ExitStatus exit_;
   std::vector<std::shared_ptr<void>> attached_;
-  std::shared_ptr<MemoryCgroup> memory_cgroup_;
 };
 
 // Runs a short command to completion and returns its exit code and merged output (for probes

@@ -1,6 +1,6 @@
 """Candidates that take resources no limit counted, or leave a channel to the next candidate
-(docs/isolation.md, "Quotas and cleanup"): tasks, inodes, open files, memory files, folders nested
-past PATH_MAX, the kernel's keyrings. Each runs through `kforge eval` and is checked like the attacks of
+(docs/isolation.md, "Quotas and cleanup"): tasks, inodes, open files, folders nested past PATH_MAX,
+the kernel's keyrings. Each runs through `kforge eval` and is checked like the attacks of
 test_sandbox_attacks.py: the status and check, what the sandbox answered ("attack blocked: ..."),
 and the host facts (caches and project unchanged, no folder or process left, no key left)."""
 
@@ -102,49 +102,3 @@ def test_a_key_left_in_the_keyring_reaches_no_later_candidate(kforge):
     _assert_blocked(evaluations[1], "Operation not permitted")
     assert _keys_of_uid(uid) == before, "keys of the sandbox's uid were left in the kernel"
     host.assert_untouched()
-
-
-def _memory_cgroup_dir():
-    """The folder kforge makes candidates' memory cgroups in (util/memory_cgroup.h), where it may."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            folder = Path("/sys/fs/cgroup/memory" + path)
-            return folder if (folder / "memory.limit_in_bytes").exists() and os.access(folder, os.W_OK) else None
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        if line.startswith("0::"):
-            folder = Path("/sys/fs/cgroup" + line[3:])
-            return folder if "memory" in (folder / "cgroup.subtree_control").read_text() and os.access(folder, os.W_OK) \
-                else None
-    return None
-
-
-def _available_bytes() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-MEMORY_CGROUPS = pytest.mark.skipif(_memory_cgroup_dir() is None,
-                                    reason="kforge cannot make memory cgroups here (no writable memory controller)")
-
-
-@MEMORY_CGROUPS
-@pytest.mark.parametrize("name", ["memfd_pages", "many_memfds"])
-def test_memory_file_pages_count_against_the_candidates_memory_limit(kforge, name):
-    """4 GiB of memory-file pages (one sparse file, or sixteen), none mapped: before, only each file's
-    size was capped (at the host's memory); now the candidate's memory cgroup counts them and the
-    kernel ends it at its limit, the host keeps its memory and no cgroup is left."""
-    (kforge.tmp / "kforge.toml").write_text("[sandbox]\nmemory_gb = 1\n")
-    host = Host(kforge)
-    available = _available_bytes()
-    proc, result = host.eval(ATTACKS / f"{name}.py")
-    assert result is not None, proc.stdout + proc.stderr
-    assert result["status"] == "runtime_error", {"status": result["status"], "error": result.get("error")}
-    assert result["error"]["kind"] == "memory_limit", result["error"]
-    assert "memory limit of 1024 MiB" in result["error"]["message"], result["error"]
-    assert _available_bytes() > available - (1 << 30), "the host's memory did not come back"
-    assert [p.name for p in _memory_cgroup_dir().glob("kforge-cand-*")] == []
-    host.assert_untouched()
-    assert _honest(host)["status"] == "correct"  # an honest candidate fits the same limit

@@ -53,7 +53,6 @@ class ReferenceSession:
         # there each set of a 16 GiB problem is host memory as well as device memory.
         self.lean = False
         self.timing_trials = []
-        self.timing_outputs = None  # the outputs of prepare_timing's trial: the sizes untimed_cost_ms copies
         # Trial inputs derive from this, never from the published seed alone (session.trial_seed); a
         # reset draws a new one, so every evaluation a kept reference serves has its own.
         self.input_secret = session.input_secret()
@@ -372,7 +371,6 @@ class ReferenceSession:
         self.timing_sets = [] if self.lean else [tensors.to_device(self.inputs_before(self.trials.records[t]), self.device)
                                                  for t in self.timing_trials[1:]]
         self.timer = make_timer(self.device)
-        self.timing_outputs = trial["outputs"]
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if not self.lean:  # lean timing fetches sets per block: no bound of this kind (docs/checks.md)
             reply["untimed_ms_per_rep"] = untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
@@ -402,20 +400,13 @@ class ReferenceSession:
 
         def swap(rep: int) -> None:
             k = schedule[rep]
-            source = self._drawn_set(k + 1) if self.lean else self.timing_sets[k]
-            with timed_reps.one_thread():  # as the candidate's worker swaps (timed_reps.Block)
-                timed_reps.write_inputs(inputs, source)
+            timed_reps.write_inputs(inputs, self._drawn_set(k + 1) if self.lean else self.timing_sets[k])
 
         def call():
             with torch.no_grad():
                 fn_model(*inputs)
 
         reply = {"times_ms": self.timer.measure(call, int(req["reps"]), before=swap if swaps else None)}
-        if req.get("untimed_sample") and not self.lean:
-            # The candidate's untimed work measured again now, in the round its block runs in: a load
-            # that came after prepare_timing slows that work too (src/eval/clock_floor.h).
-            reply["untimed_ms_per_rep"] = untimed_cost_ms(inputs, self.timing_sets or [inputs], self.timing_outputs,
-                                                          self.device, samples=2, warm=True)
         if hasattr(self.timer, "device_state"):  # GPU clocks right after the block
             reply["device_state"] = self.timer.device_state()
         return reply
@@ -478,31 +469,28 @@ class ReferenceSession:
         return out
 
 
-def untimed_cost_ms(buffers: list, sets: list, outputs, device: str, samples: int = 5, warm: bool = False) -> float:
+def untimed_cost_ms(buffers: list, sets: list, outputs, device: str, samples: int = 5) -> float:
     """What the candidate's worker does between two timed repetitions, done here by the trusted
     process on tensors of the same sizes (timed_reps.Block: the scheduled set copied into the
     buffers, the outputs copied aside, the inputs compared with the set): the fastest of ``samples``
     runs after a first one that is not counted (the first copy in a process takes tens of ms), in ms:
     load only ever adds time. kforge believes a candidate's own account of that time (``untimed_ms``) only up to
-    a few times this (src/eval/clock_floor.h). ``warm``: the process has copied such sets already (after
-    a timing block), and no first run is left out."""
+    a few times this (src/eval/clock_floor.h)."""
     buffers = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in buffers]
     outs = tensors.leaves(outputs)
     spent = []
-    first = 0 if warm else 1
-    for k in range(samples + first):
+    for k in range(samples + 1):
         source = sets[k % len(sets)]
         start = time.perf_counter_ns()
-        with timed_reps.one_thread():
-            timed_reps.write_inputs(buffers, source)
-            kept = [timed_reps._device_copy(t) for t in outs]
-            same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
-                    if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
+        timed_reps.write_inputs(buffers, source)
+        kept = [timed_reps._device_copy(t) for t in outs]
+        same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
+                if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         spent.append((time.perf_counter_ns() - start) / 1e6)
         del kept, same
-    return min(spent[first:])
+    return min(spent[1:])
 
 
 def draw_on_device(module, seed: int, device: str) -> list:
