@@ -54,7 +54,8 @@ int ManualProvider::number_for(const std::string& json, bool* asked_before) {
     if (taken_.count(number) || pending_.count(number)) continue;
     std::error_code ec;
     const fs::path path = options_.dir / (request_stem(number) + ".json");
-    if (fs::exists(path, ec) && read_file(path) == json) {
+    // The size first: only a request of the same length is read and compared.
+    if (fs::file_size(path, ec) == json.size() && !ec && read_file(path) == json) {
       pending_.insert(number);
       *asked_before = true;
       return number;
@@ -116,16 +117,10 @@ Response ManualProvider::complete(const Request& request) {
   const auto deadline = start + options_.timeout;
   while (true) {
     std::error_code ec;
-    if (fs::exists(reply_json, ec)) {
-      Response response = parse_reply_json(read_file(reply_json), reply_json.string());
-      response.latency = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start);
-      if (response.model.empty()) response.model = "manual";
-      response.provider = name();
-      mark_taken(number);
-      return response;
-    }
-    if (fs::exists(reply_md, ec)) {
-      Response response = parse_reply(read_file(reply_md), reply_md.string());
+    const bool as_json = fs::exists(reply_json, ec);
+    if (as_json || fs::exists(reply_md, ec)) {
+      Response response = as_json ? parse_reply_json(read_file(reply_json), reply_json.string())
+                                  : parse_reply(read_file(reply_md), reply_md.string());
       response.latency = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start);
       if (response.model.empty()) response.model = "manual";
       response.provider = name();

@@ -94,10 +94,14 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
   return facts;
 }
 
+bool sol_counts_flops(const json& sol) {
+  return sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
+}
+
 std::string sol_text(const json& doc) {
   const json sol = doc.is_object() ? doc.value("sol", json()) : json();
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
-  const bool counted_flops = sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
+  const bool counted_flops = sol_counts_flops(sol);
   std::string out = fmt::format(
       "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {:.4g} GB/s)\n", sol.value("bound", "?"),
       sol.value("sol_ms", 0.0),

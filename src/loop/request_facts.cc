@@ -9,6 +9,7 @@
 
 #include "eval/device_lock.h"
 #include "eval/worker_launch.h"
+#include "loop/problem_facts.h"
 #include "util/environment.h"
 #include "util/files.h"
 #include "util/paths.h"
@@ -147,7 +148,7 @@ json baseline_context(const json& baseline) {
               {"dtype", sol.value("dtype", "")},
               {"bandwidth", fmt::format("{:.4g} GB/s", sol.value("bandwidth_bytes_per_s", 0.0) / 1e9)}};
     // No counted FLOPs: the bound is the bytes alone, and no arithmetic route or rate is quoted.
-    if (sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number()) {
+    if (sol_counts_flops(sol)) {
       s["peak"] = rate_text(sol["peak_flops_per_s"].get<double>());
       if (sol.contains("route")) s["route"] = sol["route"];
     }

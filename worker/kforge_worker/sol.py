@@ -190,14 +190,14 @@ def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict, pol
     name = str(dtype).replace("torch.", "")
     routes = flop_routes(name, peaks, policy)
     fastest = max(routes, key=lambda r: r["peak_flops_per_s"] or 0)
-    peak_flops = fastest["peak_flops_per_s"]
+    peak_flops, route = fastest["peak_flops_per_s"], {"route": fastest["route"]}
     if not flops:  # no arithmetic route bounds anything: the bytes alone do (the roofline keeps a roof)
-        routes, fastest, peak_flops = [], {"route": None}, routes[0]["peak_flops_per_s"]
+        routes, route, peak_flops = [], {}, routes[0]["peak_flops_per_s"]
     bandwidth = bandwidth_for(peaks, nbytes)
     compute_ms = 1e3 * flops / peak_flops if peak_flops else 0.0
     memory_ms = 1e3 * nbytes / bandwidth
     return {"flops": flops, "bytes": nbytes, "dtype": name, "peak_flops_per_s": peak_flops,
             "bandwidth_bytes_per_s": bandwidth, "compute_ms": compute_ms, "memory_ms": memory_ms,
             "sol_ms": max(compute_ms, memory_ms), "bound": "compute" if compute_ms >= memory_ms else "memory",
-            **({"route": fastest["route"]} if fastest["route"] else {}), "routes": routes,
+            **route, "routes": routes,
             "peaks_cached": peaks.get("cached", False), "peaks_key": peaks.get("key", {})}

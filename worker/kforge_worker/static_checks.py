@@ -548,8 +548,11 @@ def _metadata_parameters(a: _Analyzer, fn, functions: List[ast.AST]) -> Set[str]
         return set()
     positional = [x.arg for x in fn.args.posonlyargs + fn.args.args]
     meta = set(positional) | {x.arg for x in fn.args.kwonlyargs}
+    callers_data = {}  # a caller's data names, computed once however often it calls
     for caller, call in calls:
-        caller_data = _data_derived(a, caller)
+        if id(caller) not in callers_data:
+            callers_data[id(caller)] = _data_derived(a, caller)
+        caller_data = callers_data[id(caller)]
         if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
             return set()
         passed = {name: arg for name, arg in zip(positional, call.args)} | {k.arg: k.value for k in call.keywords}
