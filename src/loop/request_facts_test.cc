@@ -99,6 +99,25 @@ TEST(RequestFacts, CudaRequestsStateThePolicyTheDeviceAndTheBaselines) {
              {"H100", "torch only to allocate outputs", "80 GB", "3.0 TB/s"});
 }
 
+// The device section reads as written text: lists end with a full stop, not a dangling separator, and
+// the lines of what a GPU lacks (instruction sets, caches) leave no blank lines behind.
+TEST(RequestFacts, TheDeviceSectionHasNoDanglingSeparatorsOrBlankLines) {
+  for (const char* target : {"cuda", "cpu"}) {
+    const EvalOptions o = options(target, target);
+    const auto texts = requests(context(o, fixture(std::string(target) == "cuda" ? "baseline_h200.json" : "baseline_cpu.json")));
+    for (const auto& [kind, text] : texts) {
+      const auto begin = text.find("## The device");
+      const auto end = text.find("## What to beat");
+      ASSERT_NE(begin, std::string::npos) << kind;
+      ASSERT_NE(end, std::string::npos) << kind;
+      const std::string section = text.substr(begin, end - begin);
+      EXPECT_EQ(section.find("; \n"), std::string::npos) << target << " " << kind << "\n" << section;
+      EXPECT_EQ(section.find(";\n"), std::string::npos) << target << " " << kind << "\n" << section;
+      EXPECT_EQ(section.find("\n\n\n"), std::string::npos) << target << " " << kind << "\n" << section;
+    }
+  }
+}
+
 TEST(RequestFacts, CpuRequestsStateTheMachineWithoutGpuFigures) {
   const EvalOptions o = options("cpu", "cpu");
   json baseline = fixture("baseline_cpu.json");
