@@ -7,6 +7,7 @@
 
 #include "util/files.h"
 #include "util/paths.h"
+#include "util/quantity_text.h"
 #include "util/subprocess.h"
 
 extern char** environ;
@@ -38,13 +39,6 @@ std::string describe_one(const json& v) {
 void list(std::string& out, const json& values, const char* label) {
   int i = 0;
   for (const auto& v : values) out += fmt::format("- {} {}: {}\n", label, i++, describe_one(v));
-}
-
-std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
 }
 
 }  // namespace
@@ -103,18 +97,18 @@ std::string sol_text(const json& doc) {
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
   const bool counted_flops = sol_counts_flops(sol);
   std::string out = fmt::format(
-      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {:.4g} GB/s)\n", sol.value("bound", "?"),
-      sol.value("sol_ms", 0.0),
-      counted_flops ? fmt::format("{} FLOPs at {:.3g} GFLOP/s; ", sol.value("flops", 0), sol["peak_flops_per_s"].get<double>() / 1e9)
+      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {})\n", sol.value("bound", "?"), sol.value("sol_ms", 0.0),
+      counted_flops ? fmt::format("{} at {}; ", flop_text(sol["flops"].get<double>()),
+                                  flop_rate_text(sol["peak_flops_per_s"].get<double>()))
                     : std::string("no counted FLOPs; "),
-      bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
+      bytes_text(sol.value("bytes", 0.0)), bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0)));
   if (counted_flops && sol.value("route", json()).is_string()) {
     out += "- fastest allowed route: " + sol["route"].get<std::string>();
     std::string others;
     for (const auto& r : sol.value("routes", json::array()))
       if (r.value("route", "") != sol["route"].get<std::string>() && r.value("peak_flops_per_s", json()).is_number())
-        others += fmt::format("{}{} at {:.3g} TFLOP/s", others.empty() ? "" : "; ", r.value("route", ""),
-                              r["peak_flops_per_s"].get<double>() / 1e12);
+        others += fmt::format("{}{}: {}", others.empty() ? "" : "; ", r.value("route", ""),
+                              flop_rate_text(r["peak_flops_per_s"].get<double>()));
     if (!others.empty()) out += " (others: " + others + ")";
     out += "\n";
   }

@@ -39,9 +39,11 @@ TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
                {"route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)", "peak_flops_per_s": 1.4e14}]}})json");
   std::string text = sol_text(doc);
   EXPECT_NE(text.find("- fastest allowed route: 3xTF32 error-compensated tensor cores (accepted by the float64 audit) "
-                      "(others: float32 at the measured library rate at 50.6 TFLOP/s)\n"),
+                      "(others: float32 at the measured library rate: 50.6 TFLOP/s)\n"),
             std::string::npos)
       << text;
+  // 2^40 FLOPs: once printed as "0 FLOPs" through a 32-bit integer.
+  EXPECT_NE(text.find("(1.1 TFLOP at 140 TFLOP/s; 805 MB at 4658 GB/s)"), std::string::npos) << text;
 }
 
 // A bound without counted FLOPs (a softmax: exp is not counted) names no arithmetic route or rate.

@@ -649,6 +649,42 @@ def _conditional_nodes(functions: Iterable[ast.AST]) -> Set[int]:
     return out
 
 
+def _branch_only_nodes(a: _Analyzer, tree: ast.Module, runtime: List[ast.AST], model_class: str) -> Set[int]:
+    """Ids of the nodes of runtime functions reached only from inside conditional branches (a fallback
+    method called as ``if not ok: return self._reference(x)``): what they compute is judged like the
+    branch that calls them. A function counts as reached unconditionally when ``forward`` or a special
+    method is it, or when it is named (called, passed as a hook, stored) anywhere else than inside a
+    branch: in another unconditionally reached function, in ``__init__``, at module level."""
+    names = {fn.name for fn in runtime}
+    cls = a.classes.get(model_class)
+    reached = {"forward"} | {fn.name for fn in runtime if fn.name.startswith("__") and fn.name.endswith("__")}
+    if cls is None:
+        return set()
+
+    def named(node) -> Optional[str]:
+        if isinstance(node, ast.Name) and node.id in names:
+            return node.id
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            return node.attr
+        return None
+
+    inside_runtime = {id(n) for fn in runtime for n in ast.walk(fn)}
+    reached |= {named(n) for n in ast.walk(tree) if id(n) not in inside_runtime and named(n)}
+    conditional = _conditional_nodes(runtime)
+    grew = True
+    while grew:
+        grew = False
+        for fn in runtime:
+            if fn.name not in reached:
+                continue
+            for n in ast.walk(fn):
+                name = named(n)
+                if name and name not in reached and id(n) not in conditional:
+                    reached.add(name)
+                    grew = True
+    return {id(n) for fn in runtime if fn.name not in reached for n in ast.walk(fn)}
+
+
 def _reference_fallback(a: _Analyzer, functions: Iterable[ast.AST], reference_ops: Set[str]) -> None:
     for fn in functions:
         for node in ast.walk(fn):
@@ -682,7 +718,8 @@ def run(candidate_source: str, reference_source: Optional[str], allowed_calls: I
     runtime = _runtime_functions(a, model_class)
     reference_ops = reference_computations(reference_source) if reference_source else set()
     kernel_bodies = _kernel_loop_bodies(a, runtime, set(kernel_loops))
-    cand_ops = torch_computations(a, runtime, skip=kernel_bodies | _conditional_nodes(runtime))
+    branches = _conditional_nodes(runtime) | _branch_only_nodes(a, tree, runtime, model_class)
+    cand_ops = torch_computations(a, runtime, skip=kernel_bodies | branches)
     found = ops.delegation(reference_ops, set(cand_ops), allowed)
     if found:
         lines = (sorted(cand_ops[op] for op in cand_ops if op in ops.main_computation(reference_ops))
