@@ -15,8 +15,10 @@
 // a load of 10, and more the busier the machine, which D tracks.
 //
 // Two verdicts rest on it. A candidate whose every kept block is below the floor (kMinBlocksToReject
-// of them at least) gets a warning: an honest GPU kernel whose untimed work is large fell 7.5% below
-// it in every block (KernelBench 47_Sum, an 8.6 GB input on an H200). A candidate is rejected
+// of them at least) gets a warning: an honest GPU kernel whose untimed work is large (KernelBench
+// 47_Sum, an 8.6 GB input on an H200) fell 7.5% below a stricter floor tried before (W - D less the
+// allowance and a tenth of R) in every block; the rejection floor below leaves it 6 ms and more of
+// margin (45.4 ms explained, 39 ms at most). A candidate is rejected
 // (`timing_crosscheck`) only when most of its judged blocks are far below it, below the rejection
 // floor
 //

@@ -57,7 +57,8 @@ TEST(ClockFloor, OnlyACandidateBelowEveryFloorIsRejected) {
 ClockFloor block_explaining(double explained) { return clock_floor(explained, 0.0, 100.0, 0.0, 5, -1); }
 
 TEST(ClockFloor, AnHonestBlockAFewPercentShortOnlyWarns) {
-  // 47_Sum on an H200: its block fell 7.5% below the floor (large untimed work on the device).
+  // 7.5% below the floor: what 47_Sum on an H200 (large untimed work on the device) fell below a
+  // stricter floor.
   ClockFloor f = block_explaining(0.925 * (0.9 * 100.0 - 5.0));
   EXPECT_TRUE(f.below());
   EXPECT_FALSE(f.far_below());

@@ -425,7 +425,7 @@ std::optional<TimingOutcome> time_candidate(EvalRun& run, WorkerPool& pool) {
 
   // Rejected where most judged blocks hide far more than an honest request costs (a forged timer);
   // only warned of where every block is a little short: an honest GPU kernel with large untimed work
-  // between its repetitions fell 7.5% below the floor in every block (clock_floor.h).
+  // between its repetitions fell 7.5% below a stricter floor in every block (clock_floor.h).
   if (auto why = reject_verdict(candidate.floors)) {
     run.doc["timing"]["crosscheck"] = candidate.crosschecks;
     run.add_check("timing_crosscheck", "fail", *why);
