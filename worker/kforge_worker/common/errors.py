@@ -1,7 +1,8 @@
 """Exceptions that the worker turns into EvalResult statuses."""
 
 # A kernel that does not build: raised by the kernel libraries, which live in kforge_kernels.
-# Re-exported here because candidates written before that package existed import it from here.
+# Re-exported so the worker names all its statuses' exceptions from one module (candidates written
+# before that package existed say kforge_worker.errors, the alias beside __main__).
 from kforge_kernels.errors import CompileError  # noqa: F401
 
 
