@@ -76,7 +76,7 @@ json device_context(const EvalOptions& base, const json& baseline) {
   if (d.value("compute_capability", json()).is_string()) dev["compute_capability"] = d["compute_capability"];
   if (d.value("memory_bytes", json()).is_number()) dev["memory"] = fmt::format("{:.1f} GiB", d["memory_bytes"].get<double>() / (1ull << 30));
   if (d.value("l2_bytes", 0.0) > 0) dev["l2"] = fmt::format("{:.0f} MiB", d["l2_bytes"].get<double>() / (1 << 20));
-  // A CPU's vector instruction sets and caches (worker/kforge_worker/cpu_facts.py): what -march=native
+  // A CPU's vector instruction sets and caches (worker/kforge_worker/backends/cpu_facts.py): what -march=native
   // compiles for and what blocking should fit.
   std::vector<std::string> isa;
   for (const auto& flag : d.value("isa", json::array()))

@@ -51,7 +51,7 @@ def test_every_gpu_attack_says_what_it_attacks_and_what_stops_it():
 def test_a_gpu_attacks_kernel_is_not_delegation(name):
     if str(ROOT / "worker") not in sys.path:
         sys.path.insert(0, str(ROOT / "worker"))  # the static checks, run here as the worker runs them
-    from kforge_worker import static_checks
+    from kforge_worker.checks import static_checks
 
     source = (FORGED_GPU / f"{name}.py").read_text()
     prob = _expectations()[f"forged_gpu/{name}.py"][0]

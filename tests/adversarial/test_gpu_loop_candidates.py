@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "worker"))
 sys.path.insert(0, str(HERE / "gpu_loop"))
-from kforge_worker import static_checks  # noqa: E402
+from kforge_worker.checks import static_checks  # noqa: E402
 from references import REFERENCES  # noqa: E402
 
 CANDIDATES = sorted((HERE / "gpu_loop" / "candidates").glob("*.py"))

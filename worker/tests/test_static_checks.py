@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from kforge_worker import static_checks
+from kforge_worker.checks import static_checks
 
 REF = textwrap.dedent("""
     import torch
@@ -272,7 +272,7 @@ def test_kernel_libraries_may_be_imported_under_both_names_and_nothing_else_of_k
                     "from kforge_kernels.cuda import compile"):
         assert verdicts(imports + "\n")["static.monkey_patching"] == "pass", imports
     for imports in ("from kforge_kernels import buildinfo", "import kforge_kernels.build_client",
-                    "from kforge_worker import candidate", "from kforge_worker.timing import CpuTimer"):
+                    "from kforge_worker.roles import candidate", "from kforge_worker.measure.timing import CpuTimer"):
         assert verdicts(imports + "\n")["static.monkey_patching"] == "fail", imports
 
 
