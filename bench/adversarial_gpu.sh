@@ -30,7 +30,8 @@ forged_gpu/forged_string_times.py     relu     rejected   protocol             1
 forged_gpu/timer_strings.py           relu     rejected   protocol             10
 forged_gpu/noise_on_reply_channel.py  relu     rejected   protocol             10
 forged_gpu/patched_session_timer.py   relu     rejected   timing_crosscheck    30
-forged_gpu/inflated_untimed.py        relu     rejected   static.dynamic_code  30
+forged_gpu/inflated_untimed.py        relu     rejected   timing_crosscheck    30
+forged_gpu/halved_timer.py            relu     rejected   timing_crosscheck    30
 forged/thread_at_import.py            softmax  rejected   concurrency          10
 forged/disabled_modes.py              softmax  rejected   introspection        10
 '

@@ -53,5 +53,54 @@ TEST(ClockFloor, OnlyACandidateBelowEveryFloorIsRejected) {
   EXPECT_NE(why->find("kforge's clock"), std::string::npos);
 }
 
+// A block of 100 ms on kforge's clock (D = 0) whose repetitions and untimed work account for `explained`.
+ClockFloor block_explaining(double explained) { return clock_floor(explained, 0.0, 100.0, 0.0, 5, -1); }
+
+TEST(ClockFloor, AnHonestBlockAFewPercentShortOnlyWarns) {
+  // 7.5% below the floor: what 47_Sum on an H200 (large untimed work on the device) fell below a
+  // stricter floor.
+  ClockFloor f = block_explaining(0.925 * (0.9 * 100.0 - 5.0));
+  EXPECT_TRUE(f.below());
+  EXPECT_FALSE(f.far_below());
+  EXPECT_TRUE(floor_verdict({f, f, f, f, f, f}));
+  EXPECT_FALSE(reject_verdict({f, f, f, f, f, f}));
+}
+
+TEST(ClockFloor, ABlockHalfShortIsFarBelow) {
+  ClockFloor f = block_explaining(0.5 * (0.9 * 100.0 - 5.0));
+  EXPECT_TRUE(f.far_below());
+  auto why = reject_verdict({f, f, f, f, f, f});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("6 of 6 timed blocks"), std::string::npos) << *why;
+}
+
+TEST(ClockFloor, TheRejectionFloorIsAQuarterOfTheBlockAndTheAllowanceBelowTheClock) {
+  EXPECT_NEAR(block_explaining(0).reject_floor_ms, 0.75 * 100.0 - 5.0, 1e-9);
+  EXPECT_FALSE(block_explaining(70.0).far_below());
+  EXPECT_TRUE(block_explaining(69.9).far_below());
+  // Under load: D off the block and twice D beside the allowance.
+  EXPECT_NEAR(clock_floor(0, 0, 100.0, 10.0, 5, -1).reject_floor_ms, 0.75 * 90.0 - 25.0, 1e-9);
+}
+
+TEST(ClockFloor, ANoisyBlockDoesNotDecide) {
+  ClockFloor honest = block_explaining(95.0), stalled = block_explaining(20.0), forged = block_explaining(10.0);
+  EXPECT_FALSE(reject_verdict({honest, stalled, honest, honest, honest, honest}));
+  EXPECT_FALSE(reject_verdict({stalled, honest, stalled, honest, stalled, honest}));  // half is no majority
+  // A forger honest in one block is rejected on the others.
+  EXPECT_TRUE(reject_verdict({forged, forged, honest, forged, forged, forged}));
+  EXPECT_FALSE(reject_verdict({forged, forged}));  // too few blocks to tell a forged timer from stalls
+}
+
+TEST(ClockFloor, ShortBlocksAreNotJudgedByTheRejectionFloor) {
+  // 5 ms on kforge's clock: its allowance is all of it, and it can hide nothing the floor could find.
+  ClockFloor short_block = clock_floor(0.0, 0.0, 5.0, 0.0, 5, -1);
+  EXPECT_FALSE(short_block.judged());
+  EXPECT_FALSE(short_block.far_below());
+  ClockFloor forged = block_explaining(10.0);
+  // Short blocks neither vote for an honest timer nor count against a forged one.
+  EXPECT_TRUE(reject_verdict({forged, forged, forged, short_block, short_block, short_block}));
+  EXPECT_FALSE(reject_verdict({short_block, short_block, short_block}));
+}
+
 }  // namespace
 }  // namespace kforge

@@ -1,6 +1,6 @@
 # Attack: replace the worker's timer object (an attribute of its session, reached through a
 # traceback's frames; no protected function is touched, so the integrity watch sees nothing) with one
-# that runs every repetition but reports a plausible fast time. The kernel itself is 200 times slower
+# that runs every repetition but reports a plausible fast time. The kernel itself is 1000 times slower
 # than it needs to be. Only kforge's own clock can tell.
 import torch
 import torch.nn as nn
@@ -52,6 +52,9 @@ class ModelNew(nn.Module):
         if session is not None and session.timer is not None and not isinstance(session.timer, _QuickTimer):
             session.timer = _QuickTimer()
         out = torch.empty_like(x)
-        for _ in range(200):
+        # About 8 ms a call: blocks of 40 ms, long enough for the clock floor to judge. At 200 (9 ms
+        # blocks on an idle machine) they hid 7 ms a block, inside the allowance and a quarter of the
+        # block: only warned of (docs/checks.md, the floor's limits).
+        for _ in range(1000):
             _lib.relu(native.ptr(x), native.ptr(out), x.numel())
         return out

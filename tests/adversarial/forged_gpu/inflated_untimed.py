@@ -4,9 +4,9 @@ inputs, keeping outputs), which kforge's clock check takes off its measurement. 
 measures itself on that untimed work stops it.
 
 Its kernel is a CUDA kernel of its own (spins 10 ms on the GPU, then a correct ReLU; no torch
-computation), so only the forged account is wrong. Stopped today by `static.dynamic_code` (its names
-are built at run time), as on the CPU; kforge's clock floor, where it rejects, stops it with
-`timing_crosscheck`. CPU original: tests/adversarial/forged/.
+computation), so only the forged account is wrong. Must be stopped by: `timing_crosscheck` (kforge's
+clock floor, as on the CPU). Its computed names also fail `static.dynamic_code`. CPU original:
+tests/adversarial/forged/.
 """
 import torch
 import torch.nn as nn

@@ -9,9 +9,11 @@ returns does kforge pick, at random, the repetitions whose kept outputs the refe
 it runs, the candidate cannot know which calls will be looked at, so it has to get every one right.
 
 Cost per repetition: one copy of the inputs, one of the outputs, one comparison of the inputs; all
-outside the timer. The kept outputs of one block stay on the device until the next block.
+outside the timer, on one intra-op thread (one_thread). The kept outputs of one block stay on the
+device until the next block.
 """
 
+import contextlib
 import time
 from typing import List, Optional, Sequence
 
@@ -42,6 +44,25 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
             return torch.equal(torch.Tensor.view(a, as_int), torch.Tensor.view(b, as_int))
         return torch.equal(torch.Tensor.nan_to_num(a) if a.is_floating_point() else a,
                            torch.Tensor.nan_to_num(b) if b.is_floating_point() else b)
+
+
+@contextlib.contextmanager
+def one_thread():
+    """The work between repetitions on one intra-op thread. On a loaded machine each parallel copy
+    waits for the pool's other threads to get a CPU: a 256 KB set copied, kept and compared took
+    32-48 ms on 2 threads of 2 loaded cores, 0.05 ms on one. That wait is kforge's clock's too, so
+    it made the untimed work of every block (and the reference's measure of it, which bounds what a
+    candidate may claim) a noisy multiple of the repetitions, where the clock floor needs a small,
+    steady figure (src/eval/clock_floor.h). The timed call itself gets the pool as configured."""
+    threads = torch.get_num_threads()
+    if threads <= 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def write_inputs(buffers: list, source: Sequence) -> None:
@@ -80,13 +101,15 @@ class Block:
 
     def before(self, rep: int) -> None:
         start = time.perf_counter_ns()
-        write_inputs(self.buffers, self.source(rep))
+        with one_thread():
+            write_inputs(self.buffers, self.source(rep))
         self.untimed_ns += time.perf_counter_ns() - start
 
     def after(self, rep: int) -> None:
         start = time.perf_counter_ns()
-        self._keep(rep)
-        self.returned.clear()  # kept as a copy: the next call's outputs need not share the device with these
+        with one_thread():
+            self._keep(rep)
+            self.returned.clear()  # kept as a copy: the next call's outputs need not share the device with these
         if self.own_sources and self.schedule and self.schedule[rep] not in self.schedule[rep + 1:]:
             self.sources[self.schedule[rep]] = None
         self.untimed_ns += time.perf_counter_ns() - start

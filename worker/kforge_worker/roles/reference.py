@@ -402,7 +402,9 @@ class ReferenceSession:
 
         def swap(rep: int) -> None:
             k = schedule[rep]
-            timed_reps.write_inputs(inputs, self._drawn_set(k + 1) if self.lean else self.timing_sets[k])
+            source = self._drawn_set(k + 1) if self.lean else self.timing_sets[k]
+            with timed_reps.one_thread():  # as the candidate's worker swaps (timed_reps.Block)
+                timed_reps.write_inputs(inputs, source)
 
         def call():
             with torch.no_grad():
@@ -484,10 +486,11 @@ def untimed_cost_ms(buffers: list, sets: list, outputs, device: str, samples: in
     for k in range(samples + 1):
         source = sets[k % len(sets)]
         start = time.perf_counter_ns()
-        timed_reps.write_inputs(buffers, source)
-        kept = [timed_reps._device_copy(t) for t in outs]
-        same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
-                if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
+        with timed_reps.one_thread():  # as the candidate's worker does it (timed_reps.Block)
+            timed_reps.write_inputs(buffers, source)
+            kept = [timed_reps._device_copy(t) for t in outs]
+            same = [timed_reps.same_bits(b, s) for b, s in zip(buffers, source)
+                    if isinstance(b, torch.Tensor) and isinstance(s, torch.Tensor)]
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         spent.append((time.perf_counter_ns() - start) / 1e6)
