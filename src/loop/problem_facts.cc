@@ -98,6 +98,39 @@ bool sol_counts_flops(const json& sol) {
   return sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
 }
 
+namespace {
+
+std::string flop_rate(double per_s) {
+  return per_s >= 1e12 ? fmt::format("{:.3g} TFLOP/s", per_s / 1e12) : fmt::format("{:.3g} GFLOP/s", per_s / 1e9);
+}
+
+}  // namespace
+
+std::string sol_pointwise_text(const json& sol) {
+  const double flops = sol.value("pointwise_flops", 0.0), evaluations = sol.value("transcendentals", 0.0);
+  const json p = sol.value("pointwise", json::object());
+  if ((flops <= 0 && evaluations <= 0) || !p.is_object() || !p.value("vector_flops_per_s", json()).is_number()) return "";
+  std::string functions;
+  const json by_function = p.value("by_function", json::object());
+  for (const auto& [name, n] : by_function.items())
+    if (n.is_number()) functions += fmt::format("{}{:.3g} {}", functions.empty() ? "" : ", ", n.get<double>(), name);
+  std::string out = fmt::format("elementwise work: {:.3g} FLOPs", flops);
+  if (evaluations > 0) out += fmt::format(" and {:.3g} transcendentals ({})", evaluations, functions);
+  out += fmt::format(" take {:.3g} ms at {} on the FMA units", sol.value("pointwise_ms", 0.0),
+                     flop_rate(p["vector_flops_per_s"].get<double>()));
+  if (evaluations > 0 && p.value("sfu_ops_per_s", json()).is_number())
+    out += fmt::format(" and {:.3g} ops/s on the special function units ({:.0f}% of the transcendentals there)",
+                       p["sfu_ops_per_s"].get<double>(), 100 * p.value("sfu_share", 0.0));
+  else if (evaluations > 0)
+    out += " (transcendentals as FMA polynomials)";
+  const std::string by = sol.value("compute_by", "");
+  if (sol.value("bound", "") == "compute" && by == "pointwise")
+    out += "; this decides the compute bound";
+  else if (sol.value("bound", "") == "compute" && by == "gemm+pointwise")
+    out += ", the matmul FLOPs included (they share the FMA units); this decides the compute bound";
+  return out;
+}
+
 std::string sol_text(const json& doc) {
   const json sol = doc.is_object() ? doc.value("sol", json()) : json();
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
@@ -108,6 +141,7 @@ std::string sol_text(const json& doc) {
       counted_flops ? fmt::format("{} FLOPs at {:.3g} GFLOP/s; ", sol.value("flops", 0), sol["peak_flops_per_s"].get<double>() / 1e9)
                     : std::string("no counted FLOPs; "),
       bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
+  if (const std::string pointwise = sol_pointwise_text(sol); !pointwise.empty()) out += "- " + pointwise + "\n";
   if (counted_flops && sol.value("route", json()).is_string()) {
     out += "- fastest allowed route: " + sol["route"].get<std::string>();
     std::string others;

@@ -152,6 +152,8 @@ json baseline_context(const json& baseline) {
       s["peak"] = rate_text(sol["peak_flops_per_s"].get<double>());
       if (sol.contains("route")) s["route"] = sol["route"];
     }
+    if (const std::string pointwise = sol_pointwise_text(sol); !pointwise.empty())
+      s["pointwise"] = "E" + pointwise.substr(1);
     const double eager = baseline["eager"].value("median_ms", 0.0);
     if (sol_ms > 0 && eager > 0) s["eager_pct"] = fmt::format("{:.3g}%", 100 * sol_ms / eager);
     b["sol"] = s;
