@@ -20,8 +20,9 @@ sys.path.insert(0, os.path.join(ROOT, "worker"))
 
 import torch  # noqa: E402
 
-from kforge_worker.reference import ReferenceSession  # noqa: E402
-from kforge_worker import backends, sol  # noqa: E402
+from kforge_worker.roles.reference import ReferenceSession  # noqa: E402
+from kforge_worker import backends  # noqa: E402
+from kforge_worker.checks import sol
 
 CACHE = os.environ.get("KFORGE_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kforge"))
 

@@ -1,7 +1,7 @@
 """Cold builds of a load_inline candidate, side by side in one run: torch's load_inline as the
-candidate calls it, and kforge's builder (kforge_worker.sandboxed_build, the compiler unsandboxed
+candidate calls it, and kforge's builder (kforge_worker.builder.sandboxed_build, the compiler unsandboxed
 here), each into empty folders: without its precompiled headers, making them (the first build of a
-flag set) and with them (every later build; kforge_worker/build_pch.py). Then the libraries are
+flag set) and with them (every later build; kforge_worker/builder/build_pch.py). Then the libraries are
 loaded and called on the same input, and their outputs must equal load_inline's. With --fallback the CUDA source also calls a function only
 torch/extension.h declares, so kforge's lighter first attempt fails and it builds the source as
 written: the cost of that path.
@@ -24,7 +24,8 @@ from torch.utils import cpp_extension
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
 from kforge_kernels import inline_cache  # noqa: E402
-from kforge_worker import gpu_env, sandboxed_build  # noqa: E402
+from kforge_worker.builder import sandboxed_build  # noqa: E402
+from kforge_worker.common import gpu_env
 
 # torch::save is declared by torch/serialize.h, which torch/extension.h includes and torch/types.h does not.
 FALLBACK_SOURCE = "\nvoid kforge_bench_save(torch::Tensor t) { torch::save(t, \"unused.pt\"); }\n"

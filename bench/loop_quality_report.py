@@ -3,6 +3,9 @@
   loop_quality_report.py extract REPLY.md CANDIDATE.py   the reply's last ```python block
   loop_quality_report.py pending STATE                    requests still waiting for a reply
   loop_quality_report.py report STATE PROBLEMS.txt        the table (Markdown) on stdout
+  loop_quality_report.py candidates STATE DEST            every program the model wrote (the loop's
+                                                          transcripts and the single-shot replies) as
+                                                          DEST/NAME.cK.py and DEST/NAME.single.py
 """
 import json
 import math
@@ -16,6 +19,33 @@ def extract(reply: Path, out: Path) -> None:
     if not blocks:
         sys.exit(f"{reply}: no ```python block")
     out.write_text(blocks[-1])
+
+
+def program(text: str) -> str | None:
+    blocks = re.findall(r"```(?:python|py)\s*\n(.*?)```", text, re.S)
+    return blocks[-1] if blocks else None
+
+
+def candidates(state: Path, dest: Path) -> None:
+    """The programs of each run's latest transcript part (a resumed run records the whole conversation)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    parts: dict[str, Path] = {}
+    for part in (state / "transcripts").glob("*.part*.jsonl"):
+        name, number = part.name.rsplit(".part", 1)
+        if name not in parts or int(number.split(".")[0]) > int(parts[name].name.rsplit(".part", 1)[1].split(".")[0]):
+            parts[name] = part
+    for name, part in sorted(parts.items()):
+        k = 0
+        for line in part.read_text().splitlines():
+            code = program((json.loads(line).get("response") or {}).get("text") or "")
+            if code:
+                (dest / f"{name}.c{k}.py").write_text(code)
+                k += 1
+        print(f"{name}: {k} programs from {part.name}")
+    for reply in sorted((state / "single").glob("*/reply.md")):
+        code = program(reply.read_text())
+        if code:
+            (dest / f"{reply.parent.name}.single.py").write_text(code)
 
 
 def pending(state: Path) -> None:
@@ -118,6 +148,8 @@ if __name__ == "__main__":
         extract(Path(sys.argv[2]), Path(sys.argv[3]))
     elif command == "pending" and len(sys.argv) == 3:
         pending(Path(sys.argv[2]))
+    elif command == "candidates" and len(sys.argv) == 4:
+        candidates(Path(sys.argv[2]), Path(sys.argv[3]))
     elif command == "report" and len(sys.argv) == 4:
         report(Path(sys.argv[2]), Path(sys.argv[3]))
     else:

@@ -5,9 +5,10 @@
 # batch 8 with a 512-token prompt and 64 decode steps; its profile, its regions as problems, and eager
 # against torch.compile end to end (prefill and decode tokens/s); then Liger-Kernel's patched model
 # beside eager where liger_kernel imports (bench/model_liger.py). Prints `ok ...`/`FAIL ...` lines
-# and the report's tables.
+# and the report's tables. With a KernelBench folder, two of its level-3 models the same way, at their
+# own sizes (each in under 2 minutes).
 #
-#   bash bench/model_gpu.sh          # from the repository root; KFORGE_BIN, PYTHON as in gpu_env.sh
+#   bash bench/model_gpu.sh [KERNELBENCH_DIR]   # from the repository root; KFORGE_BIN, PYTHON as in gpu_env.sh
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -67,4 +68,20 @@ PY
 model_rc=$?
 sed -n '/## End to end/,$p' "$OUT/report.md"
 timeout 90 "$PYTHON" "$ROOT/bench/model_liger.py" "$OUT" 8 || echo "FAIL bench/model_liger.py (exit $?; 124: past 90 s)"
+
+# KernelBench level-3 models, unmodified: their profile, regions and eager against torch.compile.
+kb=${1:-}
+for m in 44_MiniGPTBlock 9_ResNet18; do
+  [ -n "$kb" ] || break
+  f=$kb/KernelBench/level3/$m.py
+  [ -f "$f" ] || { echo "FAIL no $f"; model_rc=1; continue; }
+  start=$(date +%s)
+  timeout 120 "$KFORGE" model "$f" --target cuda --top 0 --python "$PYTHON" --profile-reps 5 --e2e-reps 10 \
+    -o "$WORK/$m" --json "$WORK/$m.json" > "$WORK/$m.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then echo "FAIL kforge model $m (exit $rc; 124: past 120 s)"; tail -15 "$WORK/$m.log"; model_rc=1; continue; fi
+  echo "ok kforge model $m: $(( $(date +%s) - start )) s"
+  head -45 "$WORK/$m/report.md"
+done
+[ -n "${RESULTS:-}" ] && mkdir -p "$RESULTS" && cp -r "$WORK"/*.json "$WORK"/model/report.md "$RESULTS"/ 2>/dev/null
 exit $model_rc

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "worker"))
 def run(args) -> None:
     import torch
 
-    from kforge_worker import problem
+    from kforge_worker.common import problem
 
     overrides = dict(s.split("=", 1) for s in args.set)
     overrides = {k: problem.parse_value(v) for k, v in overrides.items()}

@@ -55,7 +55,7 @@ def main() -> int:
     t0 = time.perf_counter()
     if args.set:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
-        from kforge_worker.problem import load_module as load_with_overrides, parse_value
+        from kforge_worker.common.problem import load_module as load_with_overrides, parse_value
 
         overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
         problem = load_with_overrides(args.problem, "problem", overrides)

@@ -31,8 +31,8 @@ def main() -> int:
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="kforge-trials-")
     os.environ["KFORGE_WORKDIR"] = work
-    from kforge_worker.candidate import CandidateSession
-    from kforge_worker.reference import ReferenceSession
+    from kforge_worker.roles.candidate import CandidateSession
+    from kforge_worker.roles.reference import ReferenceSession
 
     overrides = dict(s.split("=", 1) for s in args.set)
     overrides = {k: ast.literal_eval(v) for k, v in overrides.items()}

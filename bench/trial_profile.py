@@ -16,8 +16,8 @@ import json
 # The worker's command handlers (reference.py, candidate.py, guard.py, memory_estimate.py, session.py).
 COMMANDS = {"warm", "estimate_memory", "load_problem", "static_check", "calibrate", "load_candidate", "make_trial",
             "run", "check", "prepare_timing", "time", "timing_outputs"}
-WORKER_FILES = ("kforge_worker/reference.py", "kforge_worker/candidate.py", "kforge_worker/guard.py",
-                "kforge_worker/memory_estimate.py", "kforge_worker/session.py")
+WORKER_FILES = ("kforge_worker/roles/reference.py", "kforge_worker/roles/candidate.py", "kforge_worker/checks/guard.py",
+                "kforge_worker/checks/memory_estimate.py", "kforge_worker/common/session.py")
 
 
 def frame_name(frame: dict) -> str:

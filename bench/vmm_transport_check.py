@@ -1,4 +1,4 @@
-"""GPU check of kforge_worker.device_buffers: tensors passed between two processes by file descriptor.
+"""GPU check of kforge_worker.exchange.device_buffers: tensors passed between two processes by file descriptor.
 
 The parent plays the trusted reference; the child plays the candidate and runs the way kforge runs
 candidates: under bubblewrap in its own PID namespace, as uid 65534 where the parent is root. For each
@@ -24,7 +24,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker"))
-from kforge_worker import device_buffers as db  # noqa: E402
+from kforge_worker.exchange import device_buffers as db  # noqa: E402
 
 
 def send(sock, msg: dict, fds=()) -> None:

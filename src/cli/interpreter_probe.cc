@@ -29,7 +29,7 @@ except Exception as e:
 if "torch" in r:  # the worker's own modules, with the packages they import (argv[1]: the worker's folder)
     sys.path.insert(0, sys.argv[1])
     try:
-        import kforge_worker.reference, kforge_worker.candidate
+        import kforge_worker.roles.reference, kforge_worker.roles.candidate
     except Exception as e:
         r["worker_error"] = f"{type(e).__name__}: {e}"
 print("KFORGE_PROBE " + json.dumps(r))

@@ -150,7 +150,7 @@ std::string BuildBroker::handle(const std::string& line) {
 
 std::unique_ptr<Subprocess> BuildBroker::start_builder(bool warm) const {
   SpawnOptions spawn;
-  spawn.argv = {settings_.python, "-m", "kforge_worker.sandboxed_build"};
+  spawn.argv = {settings_.python, "-m", "kforge_worker.builder.sandboxed_build"};
   if (warm) spawn.argv.push_back("--warm");
   spawn.env = settings_.env;
   // Not the build folder: `python -m` puts its working folder first on its import path, and the

@@ -1,6 +1,6 @@
 // The trusted end of a candidate's build channel. A candidate cannot write the shared build cache
 // (its sandbox shows it read-only); when a helper misses the cache it sends the source and flags over
-// a socket (fd 4 in the worker), and the broker runs kforge's builder (kforge_worker.sandboxed_build)
+// a socket (fd 4 in the worker), and the broker runs kforge's builder (kforge_worker.builder.sandboxed_build)
 // outside the candidate's sandbox: the builder computes the cache key itself, compiles inside a
 // sandbox of its own (no network, only the toolchain and a fresh folder) and installs the result
 // with an atomic rename. Cache hits never reach the broker.

@@ -1,5 +1,5 @@
 // Device memory, the phase before the problem touches the device: the reference estimates what the
-// evaluation will hold there (worker/kforge_worker/memory_estimate.py), and the evaluation waits
+// evaluation will hold there (worker/kforge_worker/checks/memory_estimate.py), and the evaluation waits
 // until the device has room for it beside the evaluations already running (memory_ledger.h). An
 // out-of-memory of an evaluation that shared the device is tried again alone (evaluator.cc).
 // docs/bench.md#memory.

@@ -35,7 +35,7 @@ std::optional<std::string> crosscheck_block(double reported_sum_ms, double wall_
 
 // Lean timing (a trial-sized set of 1 GiB or more on the device path, the reference's load_problem
 // says so): two input sets, and blocks of two repetitions, both checked, so that a candidate keeps
-// two outputs of a block on the device instead of five (worker/kforge_worker/device_transport.py).
+// two outputs of a block on the device instead of five (worker/kforge_worker/exchange/device_transport.py).
 inline constexpr int kLeanTimingSets = 2;
 inline constexpr int kLeanBlock = 2;
 

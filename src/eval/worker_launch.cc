@@ -252,13 +252,13 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
     broker.env.erase(private_var);
   for (const auto& [name, folder] : options.target.caches) broker.env.erase(name);
   broker.env["HOME"] = broker.env["TMPDIR"] = "/tmp";
-  // Precompiled torch headers of load_inline builds (kforge_worker/build_pch.py): made and installed
+  // Precompiled torch headers of load_inline builds (kforge_worker/builder/build_pch.py): made and installed
   // by the builder, read by its sandboxed compilers.
   broker.env["KFORGE_PCH_DIR"] = (cache / "pch").string();
-  // Their budget (kforge_worker/pch_store.py), the builder's alone.
+  // Their budget (kforge_worker/builder/pch_store.py), the builder's alone.
   const auto parent = current_environment();
   if (auto it = parent.find("KFORGE_PCH_MAX_GB"); it != parent.end()) broker.env["KFORGE_PCH_MAX_GB"] = it->second;
-  // The shared build cache's budget (kforge_worker/build_store.py), the builder's alone too.
+  // The shared build cache's budget (kforge_worker/builder/build_store.py), the builder's alone too.
   if (auto it = parent.find("KFORGE_BUILD_CACHE_MAX_GB"); it != parent.end())
     broker.env["KFORGE_BUILD_CACHE_MAX_GB"] = it->second;
   broker.work_root = home.parent_path();

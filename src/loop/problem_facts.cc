@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "eval/sol_text.h"
 #include "util/files.h"
 #include "util/paths.h"
+#include "util/quantity_text.h"
 #include "util/subprocess.h"
 
 extern char** environ;
@@ -38,13 +40,6 @@ std::string describe_one(const json& v) {
 void list(std::string& out, const json& values, const char* label) {
   int i = 0;
   for (const auto& v : values) out += fmt::format("- {} {}: {}\n", label, i++, describe_one(v));
-}
-
-std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
 }
 
 }  // namespace
@@ -94,61 +89,21 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
   return facts;
 }
 
-bool sol_counts_flops(const json& sol) {
-  return sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
-}
-
-namespace {
-
-std::string flop_rate(double per_s) {
-  return per_s >= 1e12 ? fmt::format("{:.3g} TFLOP/s", per_s / 1e12) : fmt::format("{:.3g} GFLOP/s", per_s / 1e9);
-}
-
-}  // namespace
-
-std::string sol_pointwise_text(const json& sol) {
-  const double flops = sol.value("pointwise_flops", 0.0), evaluations = sol.value("transcendentals", 0.0);
-  const json p = sol.value("pointwise", json::object());
-  if ((flops <= 0 && evaluations <= 0) || !p.is_object() || !p.value("vector_flops_per_s", json()).is_number()) return "";
-  std::string functions;
-  const json by_function = p.value("by_function", json::object());
-  for (const auto& [name, n] : by_function.items())
-    if (n.is_number()) functions += fmt::format("{}{:.3g} {}", functions.empty() ? "" : ", ", n.get<double>(), name);
-  std::string out = fmt::format("elementwise work: {:.3g} FLOPs", flops);
-  if (evaluations > 0) out += fmt::format(" and {:.3g} transcendentals ({})", evaluations, functions);
-  out += fmt::format(" take {:.3g} ms at {} on the FMA units", sol.value("pointwise_ms", 0.0),
-                     flop_rate(p["vector_flops_per_s"].get<double>()));
-  if (evaluations > 0 && p.value("sfu_ops_per_s", json()).is_number())
-    out += fmt::format(" and {:.3g} ops/s on the special function units ({:.0f}% of the transcendentals there)",
-                       p["sfu_ops_per_s"].get<double>(), 100 * p.value("sfu_share", 0.0));
-  else if (evaluations > 0)
-    out += " (transcendentals as FMA polynomials)";
-  const std::string by = sol.value("compute_by", "");
-  if (sol.value("bound", "") == "compute" && by == "pointwise")
-    out += "; this decides the compute bound";
-  else if (sol.value("bound", "") == "compute" && by == "gemm+pointwise")
-    out += ", the matmul FLOPs included (they share the FMA units); this decides the compute bound";
-  return out;
-}
-
 std::string sol_text(const json& doc) {
   const json sol = doc.is_object() ? doc.value("sol", json()) : json();
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
-  const bool counted_flops = sol_counts_flops(sol);
+  const bool counted_flops = eval::sol_counts_flops(sol);
   std::string out = fmt::format(
-      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {:.4g} GB/s)\n", sol.value("bound", "?"),
-      sol.value("sol_ms", 0.0),
-      counted_flops ? fmt::format("{} FLOPs at {:.3g} GFLOP/s; ", sol.value("flops", 0), sol["peak_flops_per_s"].get<double>() / 1e9)
-                    : std::string("no counted FLOPs; "),
-      bytes_text(sol.value("bytes", 0.0)), sol.value("bandwidth_bytes_per_s", 0.0) / 1e9);
-  if (const std::string pointwise = sol_pointwise_text(sol); !pointwise.empty()) out += "- " + pointwise + "\n";
+      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {})\n", sol.value("bound", "?"), sol.value("sol_ms", 0.0),
+      eval::sol_flops_clause(sol), bytes_text(sol.value("bytes", 0.0)), bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0)));
+  if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty()) out += "- " + pointwise + "\n";
   if (counted_flops && sol.value("route", json()).is_string()) {
     out += "- fastest allowed route: " + sol["route"].get<std::string>();
     std::string others;
     for (const auto& r : sol.value("routes", json::array()))
       if (r.value("route", "") != sol["route"].get<std::string>() && r.value("peak_flops_per_s", json()).is_number())
-        others += fmt::format("{}{} at {:.3g} TFLOP/s", others.empty() ? "" : "; ", r.value("route", ""),
-                              r["peak_flops_per_s"].get<double>() / 1e12);
+        others += fmt::format("{}{}: {}", others.empty() ? "" : "; ", r.value("route", ""),
+                              flop_rate_text(r["peak_flops_per_s"].get<double>()));
     if (!others.empty()) out += " (others: " + others + ")";
     out += "\n";
   }

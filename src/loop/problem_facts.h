@@ -27,15 +27,6 @@ ProblemFacts describe_problem(const std::string& python, const std::filesystem::
 std::string shapes_text(const nlohmann::json& description);
 
 // The speed-of-light numbers that matter for a decision, as a few lines of text (empty without `sol`).
-// Whether a speed-of-light bound counts matmul FLOPs at a rate: only then do a matmul rate and route
-// describe it (a softmax has none; its exps are elementwise work, sol_pointwise_text).
-bool sol_counts_flops(const nlohmann::json& sol);
-
-// The bound's elementwise and transcendental work (sol.py's pointwise model), as one sentence
-// without its leading capital: counts, time, rates, and whether it decides the bound. Empty when
-// none was counted (and for results stored before it was).
-std::string sol_pointwise_text(const nlohmann::json& sol);
-
 std::string sol_text(const nlohmann::json& eval_doc);
 
 }  // namespace kforge::loop

@@ -8,11 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "eval/device_lock.h"
+#include "eval/sol_text.h"
 #include "eval/worker_launch.h"
 #include "loop/problem_facts.h"
 #include "util/environment.h"
 #include "util/files.h"
 #include "util/paths.h"
+#include "util/quantity_text.h"
 #include "util/subprocess.h"
 
 namespace kforge::loop {
@@ -39,23 +41,6 @@ json spread_context(const json& t) {
           {"p75", ms_text(t.value("p75_ms", median))},
           {"iqr_pct", fmt::format("{:.0f}%", 100 * t.value("iqr_rel", 0.0))},
           {"reps", t.value("reps", 0)}};
-}
-
-std::string rate_text(double flops_per_s) {
-  return flops_per_s >= 1e12 ? fmt::format("{:.3g} TFLOP/s", flops_per_s / 1e12) : fmt::format("{:.3g} GFLOP/s", flops_per_s / 1e9);
-}
-
-std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
-}
-
-std::string flop_text(double flops) {
-  if (flops >= 1e9) return fmt::format("{:.4g} GFLOP", flops / 1e9);
-  if (flops >= 1e6) return fmt::format("{:.4g} MFLOP", flops / 1e6);
-  return fmt::format("{:.0f} FLOP", flops);
 }
 
 json rules_context(const EvalOptions& base, const json& baseline) {
@@ -92,7 +77,7 @@ json device_context(const EvalOptions& base, const json& baseline) {
   if (d.value("compute_capability", json()).is_string()) dev["compute_capability"] = d["compute_capability"];
   if (d.value("memory_bytes", json()).is_number()) dev["memory"] = fmt::format("{:.1f} GiB", d["memory_bytes"].get<double>() / (1ull << 30));
   if (d.value("l2_bytes", 0.0) > 0) dev["l2"] = fmt::format("{:.0f} MiB", d["l2_bytes"].get<double>() / (1 << 20));
-  // A CPU's vector instruction sets and caches (worker/kforge_worker/cpu_facts.py): what -march=native
+  // A CPU's vector instruction sets and caches (worker/kforge_worker/backends/cpu_facts.py): what -march=native
   // compiles for and what blocking should fit.
   std::vector<std::string> isa;
   for (const auto& flag : d.value("isa", json::array()))
@@ -111,18 +96,18 @@ json device_context(const EvalOptions& base, const json& baseline) {
   }
   if (!caches.empty()) dev["caches"] = fmt::format("{}", fmt::join(caches, ", "));
   const json peaks = baseline.value("peaks", json::object());
-  json flops = json::array();
+  std::vector<std::string> flops;
   const json rates = peaks.value("flops_per_s", json::object());
   for (const auto& [dtype, rate] : rates.items())
-    if (rate.is_number()) flops.push_back({{"dtype", dtype}, {"rate", rate_text(rate.get<double>())}});
-  dev["flops"] = flops;
-  json bandwidth = json::array();
+    if (rate.is_number()) flops.push_back(dtype + " " + flop_rate_text(rate.get<double>()));
+  if (!flops.empty()) dev["flops_text"] = join(flops, "; ");
+  std::vector<std::string> bandwidth;
   const json levels = peaks.value("bandwidth", json::array());
   for (const auto& level : levels)
     if (level.value("bytes_per_s", json()).is_number())
-      bandwidth.push_back({{"rate", fmt::format("{:.4g} GB/s", level["bytes_per_s"].get<double>() / 1e9)},
-                           {"working_set", bytes_text(level.value("working_set_bytes", 0.0))}});
-  dev["bandwidth"] = bandwidth;
+      bandwidth.push_back(fmt::format("{} (working set {})", bandwidth_text(level["bytes_per_s"].get<double>()),
+                                      bytes_text(level.value("working_set_bytes", 0.0))));
+  if (!bandwidth.empty()) dev["bandwidth_text"] = join(bandwidth, "; ");
   std::string implausible;
   const json notes = peaks.value("implausible", json::array());
   for (const auto& p : notes)
@@ -146,13 +131,13 @@ json baseline_context(const json& baseline) {
               {"flops", flop_text(sol.value("flops", 0.0))},
               {"bytes", bytes_text(sol.value("bytes", 0.0))},
               {"dtype", sol.value("dtype", "")},
-              {"bandwidth", fmt::format("{:.4g} GB/s", sol.value("bandwidth_bytes_per_s", 0.0) / 1e9)}};
+              {"bandwidth", bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0))}};
     // No counted FLOPs: the bound is the bytes alone, and no arithmetic route or rate is quoted.
-    if (sol_counts_flops(sol)) {
-      s["peak"] = rate_text(sol["peak_flops_per_s"].get<double>());
+    if (eval::sol_counts_flops(sol)) {
+      s["peak"] = flop_rate_text(sol["peak_flops_per_s"].get<double>());
       if (sol.contains("route")) s["route"] = sol["route"];
     }
-    if (const std::string pointwise = sol_pointwise_text(sol); !pointwise.empty())
+    if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty())
       s["pointwise"] = "E" + pointwise.substr(1);
     const double eager = baseline["eager"].value("median_ms", 0.0);
     if (sol_ms > 0 && eager > 0) s["eager_pct"] = fmt::format("{:.3g}%", 100 * sol_ms / eager);

@@ -96,7 +96,27 @@ TEST(RequestFacts, CudaRequestsStateThePolicyTheDeviceAndTheBaselines) {
               "| PyTorch eager | 0.4123 ms | 0.4101 ms | 0.4188 ms | 2% |",
               "| torch.compile | 0.3871 ms | 0.385 ms | 0.3902 ms | 1% |",
               "Speed of light: 0.3395 ms (compute-bound: 17.18 GFLOP at 50.6 TFLOP/s, 50.3 MB at 4658 GB/s); eager runs at 82.3% of it"},
-             {"H100", "torch only to allocate outputs", "80 GB", "3.0 TB/s"});
+             // a GPU's timings are not a CPU thread count's
+             {"H100", "torch only to allocate outputs", "80 GB", "3.0 TB/s", "Measurements of the best ("});
+}
+
+// The device section reads as written text: lists end with a full stop, not a dangling separator, and
+// the lines of what a GPU lacks (instruction sets, caches) leave no blank lines behind.
+TEST(RequestFacts, TheDeviceSectionHasNoDanglingSeparatorsOrBlankLines) {
+  for (const char* target : {"cuda", "cpu"}) {
+    const EvalOptions o = options(target, target);
+    const auto texts = requests(context(o, fixture(std::string(target) == "cuda" ? "baseline_h200.json" : "baseline_cpu.json")));
+    for (const auto& [kind, text] : texts) {
+      const auto begin = text.find("## The device");
+      const auto end = text.find("## What to beat");
+      ASSERT_NE(begin, std::string::npos) << kind;
+      ASSERT_NE(end, std::string::npos) << kind;
+      const std::string section = text.substr(begin, end - begin);
+      EXPECT_EQ(section.find("; \n"), std::string::npos) << target << " " << kind << "\n" << section;
+      EXPECT_EQ(section.find(";\n"), std::string::npos) << target << " " << kind << "\n" << section;
+      EXPECT_EQ(section.find("\n\n\n"), std::string::npos) << target << " " << kind << "\n" << section;
+    }
+  }
 }
 
 TEST(RequestFacts, CpuRequestsStateTheMachineWithoutGpuFigures) {
@@ -124,7 +144,7 @@ TEST(RequestFacts, CpuRequestsStateTheSoftmaxsExpsBesideItsBytes) {
                   "sfu_share": 0}})json"));
   expect_all(requests(context(o, baseline)),
              {"Speed of light: 0.9 ms (memory-bound: 8.39 MB at 9.32 GB/s)",
-              "Elementwise work: 4.19e+06 FLOPs and 1.05e+06 transcendentals (1.05e+06 exp) take 0.119 ms at 167 "
+              "Elementwise work: 4.194 MFLOP and 1.05e+06 transcendentals (1.05e+06 exp) take 0.119 ms at 167 "
               "GFLOP/s on the FMA units (transcendentals as FMA polynomials).\n"},
              {"decides", "special function"});
 }

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "eval/sol_text.h"
+#include "util/quantity_text.h"
+
 namespace kforge::profile {
 
 using json = nlohmann::json;
@@ -17,16 +20,6 @@ double num(const json& j, const char* key, double fallback = 0) {
 
 bool has(const json& j, const char* key) { return j.contains(key) && j[key].is_number(); }
 
-std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.3g} kB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
-}
-
-std::string flops_text(double per_s) {
-  return per_s >= 1e12 ? fmt::format("{:.4g} TFLOP/s", per_s / 1e12) : fmt::format("{:.4g} GFLOP/s", per_s / 1e9);
-}
 
 std::string time_text(double us) {
   return us >= 1000 ? fmt::format("{:.3g} ms", us / 1000) : fmt::format("{:.3g} µs", us);
@@ -131,8 +124,8 @@ json analyze(const json& side, const json& sol) {
                                    num(sol, "bandwidth_bytes_per_s") / 1e9));
     else
       add("arithmetic", fmt::format("{:.4g} GFLOP per call at {}: {:.1f}% of the {} kforge measured ({} matmul)",
-                                    num(sol, "flops") / 1e9, flops_text(num(ach, "flops_per_s")),
-                                    num(ach, "pct_of_peak_flops"), flops_text(num(sol, "peak_flops_per_s")),
+                                    num(sol, "flops") / 1e9, flop_rate_text(num(ach, "flops_per_s")),
+                                    num(ach, "pct_of_peak_flops"), flop_rate_text(num(sol, "peak_flops_per_s")),
                                     sol.value("dtype", "")));
   }
   // Launch overhead: the GPU idles between many small kernels.
@@ -218,12 +211,21 @@ std::string render_text(const json& doc) {
   if (doc.contains("correct") && doc["correct"].is_boolean() && !doc["correct"].get<bool>())
     out += " -- WARNING: the candidate's output was wrong on the profiled inputs";
   out += "\n";
-  if (sol.contains("sol_ms"))
-    out += fmt::format("Speed of light (kforge model): {:.4g} ms for {:.4g} GFLOP ({}) and {} at measured peaks of "
-                       "{} and {:.4g} GB/s: the problem is {}-bound\n",
-                       num(sol, "sol_ms"), num(sol, "flops") / 1e9, sol.value("dtype", ""), bytes_text(num(sol, "bytes")),
-                       flops_text(num(sol, "peak_flops_per_s")), num(sol, "bandwidth_bytes_per_s") / 1e9,
-                       sol.value("bound", "?"));
+  if (sol.contains("sol_ms")) {
+    // Without counted FLOPs the bound is the bytes alone: no arithmetic rate or route is quoted.
+    const std::string compute =
+        eval::sol_counts_flops(sol)
+            ? fmt::format("{} ({}) at {}{} and ", flop_text(num(sol, "flops")), sol.value("dtype", ""),
+                          flop_rate_text(num(sol, "peak_flops_per_s")),
+                          sol.value("route", json()).is_string() ? " (" + sol["route"].get<std::string>() + ")" : "")
+            : eval::sol_flops_clause(sol);
+    out += fmt::format("Speed of light (kforge model): {:.4g} ms for {}{} at {} (measured peaks): the problem is "
+                       "{}-bound\n",
+                       num(sol, "sol_ms"), compute, bytes_text(num(sol, "bytes")),
+                       bandwidth_text(num(sol, "bandwidth_bytes_per_s")), sol.value("bound", "?"));
+    if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty())
+      out += "Speed of light, " + pointwise + "\n";
+  }
   const json sides = doc.value("sides", json::object());
   if (sides.contains("candidate")) render_side(out, "Candidate", sides["candidate"]);
   if (sides.contains("reference")) render_side(out, "Reference (PyTorch eager)", sides["reference"]);

@@ -2,7 +2,7 @@
 
 Inside the sandbox the shared build cache is read-only. A helper (native, load_inline) that misses
 the cache sends the source and flags over the channel kforge gave the worker (fd ``$KFORGE_BUILD_FD``,
-a socket); kforge builds outside the sandbox (kforge_worker.sandboxed_build) and answers with the
+a socket); kforge builds outside the sandbox (kforge_worker.builder.sandboxed_build) and answers with the
 cache path of the result, or the compiler's error and log.
 """
 

@@ -146,7 +146,7 @@ def _patch(cpp_extension) -> None:
                 for field in ("cuda_headers", "aten_operators", "warm_builder"):
                     if reply.get(field):
                         how[field] = reply[field]
-                if isinstance(reply.get("precompiled_headers"), dict):  # kforge_worker/build_pch.py
+                if isinstance(reply.get("precompiled_headers"), dict):  # kforge_worker/builder/build_pch.py
                     how["precompiled_headers"] = reply["precompiled_headers"]
             module = cpp_extension._import_module_from_library(name, directory, params["is_python_module"])
             buildinfo.record("load_inline", key, done, time.perf_counter() - t0, name=name, **how)

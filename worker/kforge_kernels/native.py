@@ -13,7 +13,7 @@ identity (its ``--version`` output), the host CPU (because of -march=native) and
 version, so a cached load runs no compiler at all.
 
 Inside kforge's candidate sandbox the cache is read-only: a miss is sent over the build channel to
-kforge's trusted builder (kforge_worker.sandboxed_build), which computes the key itself, compiles in
+kforge's trusted builder (kforge_worker.builder.sandboxed_build), which computes the key itself, compiles in
 a sandbox of its own and installs the library; this process then loads it from the cache. Copied
 into a standalone file (no kforge around), it builds into a private temporary folder of its own
 process and never loads a library from a folder another program could have written.

@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import wgpu  # noqa: E402
 
 # wgpu starts a poller thread that waits on the device queue; the harness does not count it as the
-# candidate's own thread (kforge_worker.runtime_checks).
+# candidate's own thread (kforge_worker.checks.runtime_checks).
 RUNTIME_THREAD_PACKAGES = ("wgpu",)
 
 try:

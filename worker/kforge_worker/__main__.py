@@ -38,19 +38,20 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "baseline":
-        from kforge_worker import baseline as measure_baseline
+        from kforge_worker.roles import baseline as measure_baseline
 
         return measure_baseline.main(args.problem, args.set, args)
 
     if args.command == "describe":
-        from kforge_worker import describe as describe_problem
+        from kforge_worker.roles import describe as describe_problem
 
         return describe_problem.main(args.problem, args.set, args.json)
 
     if args.command == "peaks":
         import json
 
-        from kforge_worker import session, sol
+        from kforge_worker.checks import sol
+        from kforge_worker.common import session
 
         session.setup(args.device, args.threads)
         data = sol.device_peaks(args.device, args.cache, args.remeasure)
@@ -58,11 +59,11 @@ def main(argv=None) -> int:
                           "implausible": data.get("implausible", [])}))
         return 0
 
-    from kforge_worker import protocol
+    from kforge_worker.common import protocol
 
     if args.role == "candidate":
         # Before anything of the candidate's runs: no keyring channel to a later candidate (keyrings.py).
-        from kforge_worker import keyrings
+        from kforge_worker.common import keyrings
 
         keyrings.refuse()
     try:
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
             raise  # kforge's own package is broken: not the interpreter's doing
         protocol.serve({}, fallback=_missing_package(exc.name))
         return 0
-    from kforge_worker import session
+    from kforge_worker.common import session
 
     protocol.serve(handlers, after=session.after_command)
     sys.stdout.flush()
@@ -88,19 +89,21 @@ def main(argv=None) -> int:
 def _role_handlers(role: str) -> dict:
     """The commands a role answers; imports only that role's modules (a package the worker needs and
     the interpreter lacks raises ModuleNotFoundError here)."""
-    from kforge_worker import compare, gpu_env, precision, runtime_checks, session, tensors
+    from kforge_worker.checks import compare, precision, runtime_checks
+    from kforge_worker.common import gpu_env, session
+    from kforge_worker.exchange import tensors
 
     gpu_env.apply()
     if role == "reference":
-        from kforge_worker.reference import ReferenceSession
+        from kforge_worker.roles.reference import ReferenceSession
 
         handlers = ReferenceSession().handlers()
         handlers["warm"] = lambda req: session.warm(req, checks=(tensors.ready_digest, compare.ready_device,
                                                                   precision.ready_device))
         return handlers
     from kforge_kernels import hooks
-    from kforge_worker import compile_only
-    from kforge_worker.candidate import CandidateSession
+    from kforge_worker.roles import compile_only
+    from kforge_worker.roles.candidate import CandidateSession
 
     hooks.install()
     handlers = CandidateSession().handlers()
@@ -137,7 +140,7 @@ def _missing_package(name: str):
 
 def _environment_problem(message: str):
     """A handler answering every command with ``message``: the machine's problem, not the candidate's."""
-    from kforge_worker.errors import EnvironmentProblem
+    from kforge_worker.common.errors import EnvironmentProblem
 
     def answer(request: dict) -> dict:
         raise EnvironmentProblem(message)

@@ -1,19 +1,9 @@
-"""Exceptions that the worker turns into EvalResult statuses."""
+"""Compatibility name: the kernel libraries live in kforge_kernels. Candidates, transcripts and
+standalone files written before that package existed say ``from kforge_worker import <library>``;
+this module makes that name the kforge_kernels module of the same name (the same module object, not
+a copy), so both spellings share one build cache, one set of loaded kernels and one CompileError."""
 
-# A kernel that does not build: raised by the kernel libraries, which live in kforge_kernels.
-# Re-exported here because candidates written before that package existed import it from here.
-from kforge_kernels.errors import CompileError  # noqa: F401
+import importlib
+import sys
 
-
-class ProblemError(Exception):
-    """The reference problem itself is broken (not the candidate's fault)."""
-
-
-class OverrideError(ProblemError):
-    """A --set the problem cannot take (an unknown name, a value of the wrong kind): the user's input,
-    said in full by the message, so it is reported without the worker's traceback."""
-
-
-class EnvironmentProblem(Exception):
-    """This machine cannot evaluate at all (no torch, no GPU for a GPU target): neither the
-    problem's fault nor the candidate's. kforge reports it as ``environment_error``."""
+sys.modules[__name__] = importlib.import_module("kforge_kernels." + __name__.rpartition(".")[2])

@@ -13,8 +13,8 @@ import stat
 
 import torch
 
-from kforge_worker import tensors
-from kforge_worker.device_transport import StagedExports
+from kforge_worker.exchange import tensors
+from kforge_worker.exchange.device_transport import StagedExports
 
 
 class FakeBuffer:

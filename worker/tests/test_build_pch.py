@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from kforge_worker import build_pch, nvcc_lanes, pch_builder, sandboxed_build
+from kforge_worker.builder import build_pch, nvcc_lanes, pch_builder, sandboxed_build
 
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 CXX = os.path.realpath(shutil.which("c++") or "/usr/bin/c++")

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from kforge_worker import build_store, sandboxed_build
+from kforge_worker.builder import build_store, sandboxed_build
 
-WORKER = os.path.dirname(os.path.dirname(os.path.abspath(sandboxed_build.__file__)))
+WORKER = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sandboxed_build.__file__))))
 MIB = 1 << 20
 
 
@@ -34,7 +34,7 @@ def _build(tmp_path, source: str, quota: bool = True, budget_gb: str = "8") -> d
         request["quota_file"] = str(tmp_path / "build-quota.json")
     env = dict(os.environ, PYTHONPATH=WORKER, KFORGE_RESPONSE_FD="1", KFORGE_BUILD_CACHE=str(tmp_path / "cache"),
                KFORGE_BUILD_CACHE_MAX_GB=budget_gb)
-    r = subprocess.run([sys.executable, "-m", "kforge_worker.sandboxed_build"], input=json.dumps(request) + "\n",
+    r = subprocess.run([sys.executable, "-m", "kforge_worker.builder.sandboxed_build"], input=json.dumps(request) + "\n",
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout)

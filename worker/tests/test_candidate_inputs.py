@@ -4,7 +4,7 @@ import types
 
 import torch
 
-from kforge_worker import candidate
+from kforge_worker.roles import candidate
 
 
 def _session(device: str, view):
@@ -34,7 +34,7 @@ def test_on_the_cpu_the_inputs_are_compared_with_a_second_view_of_the_set():
 
 
 def test_on_a_gpu_the_digests_the_reference_sent_are_not_taken_again(monkeypatch):
-    from kforge_worker import tensors
+    from kforge_worker.exchange import tensors
 
     inputs = [torch.randn(64), 3, torch.randn(8)]
     sent = [tensors.digest(inputs[0]), None, tensors.digest(inputs[2])]  # make_trial's input_digests, as JSON brings them

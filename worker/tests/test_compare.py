@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kforge_worker import compare
+from kforge_worker.checks import compare
 
 
 def test_identical_tensors_pass_with_zero_error():

@@ -1,7 +1,7 @@
 """The CPU facts the generation prompt states: vector instruction sets and caches, read from files
 laid out as Linux's /proc/cpuinfo and sysfs are."""
 
-from kforge_worker import cpu_facts
+from kforge_worker.backends import cpu_facts
 
 
 def test_notable_flags_widest_first(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from kforge_kernels import buildinfo, cuda, inline_cache
-from kforge_worker import gpu_errors
+from kforge_worker.common import gpu_errors
 
 HAS_GPU = torch.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU (torch.cuda.is_available() is False)")
@@ -248,7 +248,7 @@ def test_bad_launches_are_explained():
 
 @needs_gpu
 def test_cuda_timer_reports_device_and_clocks():
-    from kforge_worker.cuda_timing import CudaTimer
+    from kforge_worker.measure.cuda_timing import CudaTimer
 
     timer = CudaTimer("cuda")
     times = timer.measure(lambda: torch.cuda._sleep(200_000), 5)
@@ -260,7 +260,7 @@ def test_cuda_timer_reports_device_and_clocks():
 
 @needs_gpu
 def test_cuda_timer_counts_work_left_on_other_streams():
-    from kforge_worker.cuda_timing import CudaTimer
+    from kforge_worker.measure.cuda_timing import CudaTimer
 
     timer = CudaTimer("cuda")
     side = torch.cuda.Stream()

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from kforge_worker import cuda_header_choice, sandboxed_build
+from kforge_worker.builder import cuda_header_choice, sandboxed_build
 
 KERNEL = r"""
 #include <torch/extension.h>

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kforge_worker import describe
+from kforge_worker.roles import describe
 
 PROBLEM = '''import torch
 import torch.nn as nn
@@ -61,7 +61,7 @@ def test_the_command_writes_json(tmp_path):
     path = tmp_path / "problem.py"
     path.write_text(PROBLEM)
     out = tmp_path / "d.json"
-    worker = Path(describe.__file__).resolve().parent.parent
+    worker = Path(describe.__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-m", "kforge_worker", "describe", str(path), "--set", "batch_size=2",
                     "--set", "features=8", "--json", str(out)], check=True, cwd=worker, timeout=600)
     assert json.loads(out.read_text())["inputs"][0]["shape"] == [2, 8]

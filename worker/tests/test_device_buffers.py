@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from kforge_worker import device_buffers as db
+from kforge_worker.exchange import device_buffers as db
 
 
 def test_a_fifo_or_a_file_is_refused_before_the_driver_sees_it(tmp_path):
@@ -43,7 +43,7 @@ def test_a_shape_that_does_not_fit_the_buffer_is_refused():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: torch.cuda.is_available() is False")
 def test_a_data_centre_gpu_shares_buffers_so_evaluations_use_the_device_path():
-    from kforge_worker import device_transport
+    from kforge_worker.exchange import device_transport
     assert db.supported(torch.cuda.current_device())
     assert device_transport.select("cuda", {}) == "vmm"
 
@@ -53,11 +53,11 @@ def test_a_tensor_crosses_to_another_process_and_back():
     x = torch.randn(1 << 20, device="cuda")
     buf, meta = db.export_tensor(x)
     parent, child = socket.socketpair()
-    code = ("import json, os, socket, sys, torch; from kforge_worker import device_buffers as db\n"
+    code = ("import json, os, socket, sys, torch; from kforge_worker.exchange import device_buffers as db\n"
             "s = socket.socket(fileno=int(sys.argv[1])); msg, fds, _, _ = socket.recv_fds(s, 4096, 1)\n"
             "x = db.import_tensor(fds[0], json.loads(msg), 0, copy=True); b, m = db.export_tensor(x * 2)\n"
             "socket.send_fds(s, [json.dumps(m).encode()], [b.fd])\n")
-    worker_dir = os.path.dirname(os.path.dirname(db.__file__))
+    worker_dir = os.path.dirname(os.path.dirname(os.path.dirname(db.__file__)))
     env = {**os.environ, "PYTHONPATH": worker_dir}
     proc = subprocess.Popen([sys.executable, "-c", code, str(child.fileno())], pass_fds=[child.fileno()], env=env)
     child.close()

@@ -7,7 +7,8 @@ is checked wherever NVRTC is installed, GPU or not.
 import pytest
 import torch
 
-from kforge_worker import calibration, compare, device_compare
+from kforge_worker.checks import calibration, compare
+from kforge_worker.exchange import device_compare
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the kernels run on a GPU")
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]

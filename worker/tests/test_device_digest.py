@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from kforge_worker import device_digest, tensors
+from kforge_worker.exchange import device_digest, tensors
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or torch.version.cuda is None,
                                 reason="the digest kernel runs on an NVIDIA GPU; this machine has none")
@@ -72,7 +72,9 @@ def test_a_workers_warm_up_builds_its_kernels_before_any_trial(tmp_path):
     code = """
 import json, torch
 from kforge_kernels import buildinfo, cuda
-from kforge_worker import compare, device_compare, device_digest, precision, runtime_checks, session, tensors
+from kforge_worker.checks import compare, precision, runtime_checks
+from kforge_worker.common import session
+from kforge_worker.exchange import device_compare, device_digest, tensors
 seen = []
 real = cuda._record
 cuda._record = lambda *a, **k: (seen.append(a[2]), real(*a, **k))
@@ -83,7 +85,7 @@ tensors.digest(torch.ones(1 << 24, device="cuda"))
 print(json.dumps({"warm": after_warm, "after": seen[len(after_warm):], "reported": buildinfo.events(),
                   "digest": device_digest.unavailable_reason(), "compare": device_compare.unavailable_reason()}))
 """
-    worker = os.path.dirname(os.path.dirname(tensors.__file__))
+    worker = os.path.dirname(os.path.dirname(os.path.dirname(tensors.__file__)))
     env = {**os.environ, "KFORGE_LAUNCH_CACHE": str(tmp_path), "PYTHONPATH": worker}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     facts = json.loads(out.stdout.strip().splitlines()[-1])

@@ -40,7 +40,8 @@ SCENARIO = textwrap.dedent("""
     import gc, json, os, sys
     import torch
     from fake_device_backend import FakeBackend
-    from kforge_worker import candidate, device_transport, reference, tensors
+    from kforge_worker.exchange import device_transport, tensors
+    from kforge_worker.roles import candidate, reference
 
     problem, honest, shared, lean = sys.argv[1:5]
     backend = FakeBackend()
@@ -134,7 +135,7 @@ def _peaks(tmp_path, lean: str) -> dict:
 
 @pytest.mark.parametrize("lean", ["lean", "full"])
 def test_the_device_path_holds_no_more_than_its_count(tmp_path, lean):
-    from kforge_worker import device_transport
+    from kforge_worker.exchange import device_transport
 
     trial = ROWS * COLS * 4
     figures = {"input_bytes": trial, "output_bytes": trial, "forward_peak_bytes": trial}

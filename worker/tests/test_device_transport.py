@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from fake_device_backend import FakeBackend
-from kforge_worker import device_buffers, device_transport, transport
-from kforge_worker.errors import EnvironmentProblem
+from kforge_worker.exchange import device_buffers, device_transport, transport
+from kforge_worker.common.errors import EnvironmentProblem
 
 
 def test_the_device_transport_is_on_for_a_cuda_device_that_can_share_buffers():
@@ -281,7 +281,7 @@ def test_a_host_exchange_tells_its_peer_and_refuses_device_buffers(tmp_path):
 
 PEER = """
 import sys, torch
-from kforge_worker import device_transport, transport
+from kforge_worker.exchange import device_transport, transport
 peer = transport.connect(sys.argv[1], lambda mode: device_transport.backend(mode, "cuda:0"))
 assert peer.device_transport == "vmm", peer.device_transport
 x, y = peer.get("inputs_main_0", in_place=True)  # the reference's buffers, mapped where they are
@@ -305,7 +305,7 @@ def test_device_sets_cross_to_another_process_and_back_on_a_gpu(tmp_path):
         x = torch.randn(256, 1024, device="cuda")
         y = torch.randn(1024, 256, device="cuda").t()  # strided: the storage travels, the view is rebuilt
         assert exchange.publish("inputs_main_0", [x, y], device=True) is None
-        env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(transport.__file__))}
+        env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(transport.__file__)))}
         run = subprocess.run([sys.executable, "-c", PEER, exchange.path], capture_output=True, text=True, env=env,
                              timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]

@@ -74,7 +74,8 @@ SCENARIO = textwrap.dedent("""
     import json, os, sys
     import torch
     from fake_device_backend import FakeBackend
-    from kforge_worker import candidate, device_transport, reference
+    from kforge_worker.exchange import device_transport
+    from kforge_worker.roles import candidate, reference
 
     problem, honest, mutates, same_tensors, writes, shared, device, lean = sys.argv[1:9]
     if lean == "lean":  # timing that keeps two sets and nothing of the reference's between blocks
@@ -86,7 +87,7 @@ SCENARIO = textwrap.dedent("""
         os.environ["KFORGE_DEVICE_TRANSPORT"] = "vmm"
     out = {}
     # Who reads a tensor's bytes for a digest (the first caller outside tensors.digest).
-    from kforge_worker import tensors
+    from kforge_worker.exchange import tensors
     digested_by, row_sums = {}, tensors._byte_row_sums
     def counting(t):
         f = sys._getframe(2)
@@ -290,7 +291,8 @@ def test_lean_trials_overlap_from_the_first_where_the_audit_fits_beside_two(monk
                                                                             output_gib, on_device, expected):
     from types import SimpleNamespace
 
-    from kforge_worker import memory_estimate, reference
+    from kforge_worker.checks import memory_estimate
+    from kforge_worker.roles import reference
 
     gib = 1 << 30
     ref = reference.ReferenceSession()
@@ -307,7 +309,8 @@ def test_lean_trials_overlap_from_the_first_where_the_audit_fits_beside_two(monk
 
 
 def test_a_reader_of_a_trials_inputs_gets_those_the_call_left_as_drawn_else_a_new_drawing():
-    from kforge_worker import reference, tensors
+    from kforge_worker.exchange import tensors
+    from kforge_worker.roles import reference
 
     ref = reference.ReferenceSession()
     drawn = [torch.arange(6.0), torch.ones(3)]
@@ -335,7 +338,7 @@ def test_the_reference_keeps_its_cache_between_trials_within_room_for_the_candid
         monkeypatch, free_gib, share_gib, output_gib, keeps):
     from types import SimpleNamespace
 
-    from kforge_worker import reference
+    from kforge_worker.roles import reference
 
     gib = 1 << 30
     ref = reference.ReferenceSession()

@@ -4,8 +4,8 @@ candidate's fault."""
 import pytest
 import torch
 
-from kforge_worker import protocol, session
-from kforge_worker.errors import EnvironmentProblem, ProblemError
+from kforge_worker.common import protocol, session
+from kforge_worker.common.errors import EnvironmentProblem, ProblemError
 
 
 def test_environment_problem_has_its_own_kind():
@@ -22,7 +22,7 @@ def test_a_gpu_device_without_a_gpu_is_an_environment_problem():
 
 
 def test_a_set_mistake_travels_without_a_traceback():
-    from kforge_worker.errors import OverrideError
+    from kforge_worker.common.errors import OverrideError
     reply = protocol.error_reply(OverrideError("--set nosuch: not a top-level assignment in p.py"))
     assert reply["error"]["kind"] == "problem_error" and reply["error"]["traceback"] == ""
     assert "ProblemError: bad reference" in protocol.error_reply(ProblemError("bad reference"))["error"]["traceback"]

@@ -29,7 +29,7 @@ class ModelNew(torch.nn.Module):
 
 SCENARIO = textwrap.dedent("""
     import json, sys
-    from kforge_worker import candidate, reference
+    from kforge_worker.roles import candidate, reference
 
     problem, honest, shared = sys.argv[1:4]
     ref = reference.ReferenceSession()

@@ -5,7 +5,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from kforge_worker import calibration, compare, ops, precision, reference_checks, sol, tensors
+from kforge_worker.checks import calibration, compare, precision, reference_checks, sol
+from kforge_worker.common import ops
+from kforge_worker.exchange import tensors
 
 
 class Tiny(nn.Module):
@@ -144,7 +146,7 @@ def test_speed_of_light_holds_a_working_set_to_the_level_it_fills():
 
 def test_flops_of_a_matmul():
     m = nn.Linear(64, 32, bias=False)
-    assert sol.count_flops(m, [torch.randn(8, 64)]) == 2 * 8 * 64 * 32
+    assert sol.count_work(m, [torch.randn(8, 64)])["flops"] == 2 * 8 * 64 * 32
 
 
 def test_delegation_rules():
@@ -191,7 +193,7 @@ def test_other_torch_computation_is_delegation_whatever_its_name():
 def test_the_recorder_counts_library_flops_by_kind():
     from torch.utils.flop_counter import FlopCounterMode
 
-    from kforge_worker.runtime_checks import _op_recorder
+    from kforge_worker.checks.runtime_checks import _op_recorder
 
     calls = [lambda: F.linear(torch.randn(8, 16), torch.randn(4, 16), torch.randn(4)),
              lambda: torch.einsum("bij,bjk->bik", torch.randn(3, 8, 16), torch.randn(3, 16, 4)),
@@ -273,7 +275,7 @@ def test_flop_count_agrees_with_torch_flop_counter_mode():
     for model, inputs in cases:
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(*inputs)
-        assert sol.count_flops(model, inputs) == counter.get_total_flops() > 0
+        assert sol.count_work(model, inputs)["flops"] == counter.get_total_flops() > 0
 
 
 def test_peaks_command_measures_once_then_reads_the_cache(tmp_path, capsys):
@@ -307,7 +309,8 @@ def test_tf32_switched_on_fails_only_under_the_strict_policy():
 
 
 def test_the_flags_read_back_what_a_candidate_switched():
-    from kforge_worker import runtime_checks, session
+    from kforge_worker.checks import runtime_checks
+    from kforge_worker.common import session
 
     try:
         session.set_precision("strict")
@@ -319,7 +322,7 @@ def test_the_flags_read_back_what_a_candidate_switched():
 
 
 def test_library_calls_are_the_allowed_operators_the_candidate_dispatched():
-    from kforge_worker import guard as guard_module
+    from kforge_worker.checks import guard as guard_module
 
     g = guard_module.Guard()
     g.allowed = ops.canonical_set(["matmul", "mm", "addmm", "linear"])
@@ -366,7 +369,8 @@ def test_the_precision_audit_is_skipped_where_its_float64_forward_would_not_fit_
     """On the host the float64 forward needs about twice the problem's inputs and peak: where the
     host has less room than that, the audit is skipped with a warning instead of running the
     reference out of memory (which kforge would report as a problem too large for the host)."""
-    from kforge_worker import memory_estimate, reference
+    from kforge_worker.checks import memory_estimate
+    from kforge_worker.roles import reference
 
     source = tmp_path / "problem.py"
     source.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
@@ -402,7 +406,7 @@ def test_the_precision_audit_is_skipped_where_its_float64_forward_would_not_fit_
 def test_custom_operators_with_python_kernels_are_named_and_judged():
     """torch runs a custom operator's kernel below the dispatch modes: the recorder names the
     operator with its namespace, and the reference judges it delegation."""
-    from kforge_worker.runtime_checks import _op_recorder
+    from kforge_worker.checks.runtime_checks import _op_recorder
 
     @torch.library.custom_op("kforge_test::rows", mutates_args=())
     def rows(x: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,7 @@ from test_device_trials import HONEST, PROBLEM
 
 SCENARIO = textwrap.dedent("""
     import json, sys
-    from kforge_worker import candidate, reference
+    from kforge_worker.roles import candidate, reference
 
     problem, honest, shared = sys.argv[1:4]
     reference.ReferenceSession._lean = lambda self: True

@@ -17,7 +17,7 @@ ROOT = WORKER.parent
 NEEDS = {"ocl": "pyopencl", "wgsl": "wgpu"}
 
 
-@pytest.mark.parametrize("library", [lib for lib in kforge_kernels.LIBRARIES if lib != "errors"])
+@pytest.mark.parametrize("library", kforge_kernels.LIBRARIES)
 def test_the_older_name_is_the_same_module(library):
     if library in NEEDS:
         pytest.importorskip(NEEDS[library], reason=f"kforge_kernels.{library} needs {NEEDS[library]}")
@@ -27,7 +27,7 @@ def test_the_older_name_is_the_same_module(library):
 
 
 def test_compile_error_is_one_class_under_both_names():
-    from kforge_worker import errors
+    from kforge_worker.common import errors
 
     assert errors.CompileError is importlib.import_module("kforge_kernels.errors").CompileError
 
@@ -37,7 +37,7 @@ def test_kforge_worker_keeps_older_names_for_the_libraries_only():
     imported it), so that nothing of the harness can shadow a library."""
     compat = {p.stem for p in (WORKER / "kforge_worker").glob("*.py")
               if 'sys.modules[__name__] = importlib.import_module("kforge_kernels."' in p.read_text()}
-    assert compat == set(kforge_kernels.LIBRARIES) - {"errors"}
+    assert compat == set(kforge_kernels.LIBRARIES)
     for module in ("buildinfo", "build_client", "inline_cache", "triton_interp", "hooks"):
         assert (WORKER / "kforge_kernels" / f"{module}.py").is_file()
         assert not (WORKER / "kforge_worker" / f"{module}.py").exists(), module

@@ -1,4 +1,4 @@
-"""The keyring filter (kforge_worker/keyrings.py): in a child process, keyring calls fail with EPERM
+"""The keyring filter (kforge_worker/common/keyrings.py): in a child process, keyring calls fail with EPERM
 once it is installed and work before; everything else still works."""
 
 import ctypes
@@ -8,7 +8,7 @@ import platform
 
 import pytest
 
-from kforge_worker import keyrings
+from kforge_worker.common import keyrings
 
 SYS_ADD_KEY = {"x86_64": 248, "aarch64": 217}.get(platform.machine())
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from kforge_worker import build_pch, cuda_header_choice, lean_aten, nvcc_lanes
+from kforge_worker.builder import build_pch, cuda_header_choice, lean_aten, nvcc_lanes
 
 FUNCTIONS = """#pragma once
 #include <ATen/Context.h>

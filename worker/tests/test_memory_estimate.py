@@ -1,6 +1,6 @@
 """The memory estimate traces a problem on the meta device: exact byte counts, nothing allocated."""
 
-from kforge_worker import memory_estimate
+from kforge_worker.checks import memory_estimate
 
 LINEAR = """
 import torch

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker import problem
+from kforge_worker.common import problem
 from kforge_worker.model import analysis, finish, loading, report as report_mod
 
 REPO = Path(__file__).resolve().parents[2]

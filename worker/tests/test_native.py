@@ -140,7 +140,7 @@ def test_a_miss_inside_the_sandbox_goes_to_kforges_builder(cache, tmp_path, monk
         line = ours.makefile("rb").readline()
         requests.append(json.loads(line))
         msg = {"request": requests[-1], "sandbox": [], "build_dir": str(build_dir)}
-        r = subprocess.run([sys.executable, "-m", "kforge_worker.sandboxed_build"], input=json.dumps(msg) + "\n",
+        r = subprocess.run([sys.executable, "-m", "kforge_worker.builder.sandboxed_build"], input=json.dumps(msg) + "\n",
                            capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=WORKER_DIR),
                            pass_fds=(1,), timeout=300)
         ours.sendall(r.stdout.encode())

@@ -1,4 +1,4 @@
-"""nvcc's host and device passes side by side (kforge_worker/nvcc_lanes.py): the same object and
+"""nvcc's host and device passes side by side (kforge_worker/builder/nvcc_lanes.py): the same object and
 dependency file as nvcc, the same errors, nvcc itself for what cannot be split, and the builder's
 load_inline builds through it. Needs nvcc (no GPU): CI's machine has it."""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kforge_worker import nvcc_lanes, sandboxed_build
+from kforge_worker.builder import nvcc_lanes, sandboxed_build
 
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 pytestmark = pytest.mark.skipif(not os.path.exists(NVCC), reason="nvcc not installed: the lanes run nvcc's own passes")

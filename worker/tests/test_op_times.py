@@ -2,7 +2,7 @@
 
 import torch
 
-from kforge_worker import op_times
+from kforge_worker.measure import op_times
 
 
 def test_a_gemm_beside_a_small_epilogue_takes_nearly_all_of_the_call():

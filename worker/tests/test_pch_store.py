@@ -4,7 +4,7 @@ never a set this build used or one used in the last minutes."""
 import os
 import time
 
-from kforge_worker import pch_store
+from kforge_worker.builder import pch_store
 
 HOUR = 3600.0
 

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from kforge_worker import backends, peak_bounds, sol
+from kforge_worker import backends
+from kforge_worker.backends import peak_bounds
+from kforge_worker.checks import sol
 
 ZEN4 = ("processor\t: 0\nmodel name\t: AMD EPYC 9R14\ncpu MHz\t\t: 3700.000\n"
         "flags\t\t: fpu sse2 avx fma avx2 avx512f avx512_bf16\n")

@@ -1,7 +1,7 @@
 import pytest
 
-from kforge_worker import problem
-from kforge_worker.errors import ProblemError
+from kforge_worker.common import problem
+from kforge_worker.common.errors import ProblemError
 
 SOURCE = """
 import torch

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from kforge_worker import profiling
+from kforge_worker.measure import profiling
 
 
 def test_cpu_profile_counts_operators_per_call():

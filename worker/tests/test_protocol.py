@@ -1,6 +1,6 @@
 """The command channel: which kind each failure is reported as, and the commands every worker answers."""
 
-from kforge_worker import protocol
+from kforge_worker.common import protocol
 
 
 def test_out_of_memory_on_the_host_or_device_is_device_oom():

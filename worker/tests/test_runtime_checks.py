@@ -34,8 +34,8 @@ def test_facts_from_a_hostile_forward(tmp_path):
     # loaded machine can stretch past the snapshot or past the check's wait).
     out = run(f"""
         import sys, torch
-        from kforge_worker import runtime_checks
-        from kforge_worker.runtime_checks import Watch
+        from kforge_worker.checks import runtime_checks
+        from kforge_worker.checks.runtime_checks import Watch
         w = Watch({str(cand)!r})
         sys.path.insert(0, {str(tmp_path)!r})
         import cand
@@ -55,7 +55,7 @@ def test_facts_from_a_hostile_forward(tmp_path):
 def test_patching_the_clock_is_seen(tmp_path):
     out = run("""
         import time
-        from kforge_worker.runtime_checks import Watch
+        from kforge_worker.checks.runtime_checks import Watch
         w = Watch("x.py")
         setattr(__import__("ti" + "me"), "perf_counter", lambda: 0.0)
         print(w.tampered())
@@ -66,7 +66,7 @@ def test_patching_the_clock_is_seen(tmp_path):
 def test_operator_recorder_needs_no_dynamo_until_compiled_code_can_run():
     out = run("""
         import sys, torch
-        from kforge_worker.runtime_checks import _op_recorder
+        from kforge_worker.checks.runtime_checks import _op_recorder
         ops = set()
         with _op_recorder(ops):
             torch.relu(torch.randn(4)).sum()
@@ -88,7 +88,7 @@ def test_operator_recorder_leaves_out_what_a_compiler_traces_on_fake_tensors():
     out = run("""
         import torch
         from torch._subclasses.fake_tensor import FakeTensorMode
-        from kforge_worker.runtime_checks import _op_recorder
+        from kforge_worker.checks.runtime_checks import _op_recorder
         class Wrapped(torch.Tensor):
             pass
         traced, real = set(), set()
@@ -110,7 +110,7 @@ def test_no_progress_monitor_thread_outlives_a_toolchains_progress_bar():
     keeps that monitor off."""
     out = run("""
         import threading, tqdm
-        from kforge_worker import session
+        from kforge_worker.common import session
         session.setup("cpu", 0)
         for _ in tqdm.tqdm(range(3), disable=False):
             pass
@@ -144,7 +144,7 @@ def test_files_the_targets_kernel_toolchain_writes_are_its_build(tmp_path):
     out = run(f"""
         import sys, torch
         sys.path.insert(0, {str(tmp_path)!r})
-        from kforge_worker.runtime_checks import Watch
+        from kforge_worker.checks.runtime_checks import Watch
         watches = [Watch({str(cand)!r}, modules) for modules in (["fakedsl"], [], ["otherdsl"], ["fakedsl"])]
         import cand
         for w, function in zip(watches, [cand.forward] * 3 + [cand.forward_writing_itself]):
@@ -157,7 +157,7 @@ def test_files_the_targets_kernel_toolchain_writes_are_its_build(tmp_path):
 def test_build_frames_cover_the_kernel_libraries_and_only_installed_modules():
     out = run("""
         import os, kforge_kernels
-        from kforge_worker.runtime_checks import build_frames
+        from kforge_worker.checks.runtime_checks import build_frames
         frames = build_frames(["torch.utils", "no_such_module_here"])
         print(os.path.join(os.path.dirname(kforge_kernels.__file__), "") in frames,
               any(f.endswith("/torch/utils/") for f in frames), len(frames) == len(build_frames()) + 1)
@@ -185,7 +185,7 @@ def test_a_thread_started_at_import_and_switched_off_dispatch_modes_are_seen(tmp
     """))
     out = run(f"""
         import sys, torch
-        from kforge_worker.runtime_checks import Watch
+        from kforge_worker.checks.runtime_checks import Watch
         w = Watch({str(cand)!r})
         sys.path.insert(0, {str(tmp_path)!r})
         w.begin_import()
@@ -232,7 +232,7 @@ def test_dispatch_keys_switched_off_and_threads_joined_in_forward_are_seen(tmp_p
     """))
     out = run(f"""
         import sys, torch
-        from kforge_worker.runtime_checks import Watch
+        from kforge_worker.checks.runtime_checks import Watch
         w = Watch({str(cand)!r})
         sys.path.insert(0, {str(tmp_path)!r})
         import cand

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kforge_worker import sandboxed_build
+from kforge_worker.builder import sandboxed_build
 
 SOURCE = "int twice(int x) { return 2 * x; }\n"
 
@@ -56,7 +56,7 @@ torch::Tensor twice_(torch::Tensor x) { twice<<<(x.numel() + 255) / 256, 256>>>(
 def test_the_folder_kforge_writes_is_the_one_load_inline_writes(tmp_path):
     """inline_plan runs torch's load_inline up to its build: the sources and build.ninja are those
     of load_inline itself (here stopped by a ninja that fails), byte for byte."""
-    from kforge_worker import inline_plan
+    from kforge_worker.builder import inline_plan
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -112,9 +112,9 @@ def test_a_builder_started_ahead_serves_its_request_and_one_no_request_came_to_e
     """kforge starts a builder with ``--warm`` beside a load_inline candidate (src/eval/build_broker.cc):
     torch is imported before the request (its reply's ``warm_builder``: tests/e2e/test_gpu_compile_only.py);
     the request is checked as any; stopped without a request, it just ends."""
-    worker = os.path.dirname(os.path.dirname(os.path.abspath(sandboxed_build.__file__)))
+    worker = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sandboxed_build.__file__))))
     env = dict(os.environ, PYTHONPATH=worker, KFORGE_RESPONSE_FD="1")
-    command = [sys.executable, "-m", "kforge_worker.sandboxed_build", "--warm"]
+    command = [sys.executable, "-m", "kforge_worker.builder.sandboxed_build", "--warm"]
     quiet = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=tmp_path,
                            timeout=300)
     assert quiet.returncode == 0 and quiet.stdout == "" and "Traceback" not in quiet.stderr, quiet.stderr

@@ -5,7 +5,7 @@ import sys
 
 import torch
 
-from kforge_worker import protocol, session
+from kforge_worker.common import protocol, session
 
 
 def test_warm_imports_the_preload_modules_and_skips_missing_ones(monkeypatch):
@@ -46,7 +46,7 @@ def test_timing_preparation_freezes_and_a_reference_reset_unfreezes():
     # reference process kept for the next evaluation lets the collector see them again at its reset.
     import gc
 
-    from kforge_worker import reference
+    from kforge_worker.roles import reference
 
     gc.unfreeze()
     try:
@@ -143,7 +143,8 @@ def test_a_warm_up_check_that_fails_leaves_the_failure_to_the_trial_that_needs_i
 
 def test_the_warm_up_checks_run_their_first_calls_anywhere():
     # On a GPU they load the kernels a first trial would; on the CPU the same calls simply run.
-    from kforge_worker import compare, precision, runtime_checks, tensors
+    from kforge_worker.checks import compare, precision, runtime_checks
+    from kforge_worker.exchange import tensors
 
     for check in (tensors.ready_digest, compare.ready_device, precision.ready_device, runtime_checks.ready_device):
         check(torch.device("cpu"))

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from kforge_worker import pointwise_cost, sol
+from kforge_worker.checks import pointwise_cost, sol
 
 # A CPU whose SIMD units run 1e11 FLOP/s and whose memory streams 1e11 B/s: a softmax's 19 FLOPs per
 # element (exp as a 15-FLOP polynomial, 4 for max, subtract, sum, scale) outrun its 8 bytes per element.

@@ -2,7 +2,7 @@
 
 import torch
 
-from kforge_worker import sol
+from kforge_worker.checks import sol
 
 # An H200 as kforge measured it (fp32 FFMA rate of cuBLAS, TF32 tensor cores), and its bandwidth.
 PEAKS = {"flops": {"float32": 50.6e12, "tfloat32": 420e12, "bfloat16": 705e12},

@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from kforge_worker import static_checks
+from kforge_worker.checks import static_checks
 
 REF = textwrap.dedent("""
     import torch
@@ -272,7 +272,7 @@ def test_kernel_libraries_may_be_imported_under_both_names_and_nothing_else_of_k
                     "from kforge_kernels.cuda import compile"):
         assert verdicts(imports + "\n")["static.monkey_patching"] == "pass", imports
     for imports in ("from kforge_kernels import buildinfo", "import kforge_kernels.build_client",
-                    "from kforge_worker import candidate", "from kforge_worker.timing import CpuTimer"):
+                    "from kforge_worker.roles import candidate", "from kforge_worker.measure.timing import CpuTimer"):
         assert verdicts(imports + "\n")["static.monkey_patching"] == "fail", imports
 
 
@@ -383,3 +383,47 @@ def test_an_embedded_kernel_source_is_not_an_environment_probe():
                 return x
     ''')
     assert v["static.environment_probe"] == "pass"
+
+
+# A PyTorch fallback in a method that only a branch calls is judged like the branch: a warning, and the
+# run-time operator check rejects the candidate if the branch runs.
+FALLBACK_METHOD = """
+    import torch
+    from torch import nn
+    from kforge_kernels import native
+    class ModelNew(nn.Module):
+        def _reference(self, x):
+            return torch.softmax(x @ x, dim=1)
+        def forward(self, x):
+            if not x.is_cuda:
+                return self._reference(x)
+            return native.run(x)
+"""
+
+
+def test_pytorch_in_a_method_called_only_from_a_branch_warns():
+    assert verdicts(FALLBACK_METHOD)["static.torch_delegation"] == "warn"
+
+
+def test_a_branch_only_method_called_unconditionally_elsewhere_fails():
+    v = verdicts(FALLBACK_METHOD.replace("return native.run(x)", "return self._reference(x)"))
+    assert v["static.torch_delegation"] == "fail"
+
+
+def test_a_fallback_method_installed_as_a_hook_fails():
+    # Named outside a branch (a hook registered in __init__): it runs whatever the branches say.
+    v = verdicts(FALLBACK_METHOD.replace("class ModelNew(nn.Module):", """class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_forward_hook(lambda m, i, o: self._reference(i[0]))"""))
+    assert v["static.torch_delegation"] == "fail"
+
+
+def test_a_helper_reached_through_a_branch_only_method_is_branch_only_too():
+    src = FALLBACK_METHOD.replace("""        def _reference(self, x):
+            return torch.softmax(x @ x, dim=1)""", """        def _reference(self, x):
+            return helper(x)""").replace("class ModelNew", """def helper(x):
+        return torch.softmax(x @ x, dim=1)
+    class ModelNew""")
+    assert verdicts(src)["static.torch_delegation"] == "warn"
+    assert verdicts(src.replace("return native.run(x)", "return helper(x)"))["static.torch_delegation"] == "fail"

@@ -2,8 +2,8 @@ import time
 
 import pytest
 
-from kforge_worker import static_checks, static_limits
-from kforge_worker.errors import ProblemError
+from kforge_worker.checks import static_checks, static_limits
+from kforge_worker.common.errors import ProblemError
 
 PROBLEM = """
 import torch

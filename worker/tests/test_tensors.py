@@ -2,7 +2,7 @@
 
 import torch
 
-from kforge_worker import tensors
+from kforge_worker.exchange import tensors
 
 
 def test_equal_values_give_equal_digests_in_fresh_storages():

@@ -1,7 +1,8 @@
 import torch
 
-from kforge_worker import sol, timed_reps
-from kforge_worker.timing import CpuTimer
+from kforge_worker.checks import sol
+from kforge_worker.measure import timed_reps
+from kforge_worker.measure.timing import CpuTimer
 
 
 def _run_block(model, sets, schedule):

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 import torch
 
-from kforge_worker import transport
+from kforge_worker.exchange import transport
 
 
 def test_a_set_comes_back_with_its_structure_strides_aliasing_and_values():
@@ -193,7 +193,7 @@ def test_an_unsealed_put_is_refused_and_one_peer_cannot_crowd_out_another(exchan
 
 ATTACKER = textwrap.dedent("""
     import ctypes, json, mmap, os, socket, sys
-    from kforge_worker import transport
+    from kforge_worker.exchange import transport
     peer = transport.connect(sys.argv[1])
     x = peer.get("inputs_main_0")[0]
     x.fill_(-1.0)  # its own copy-on-write view: allowed, and invisible to everyone else
@@ -236,7 +236,7 @@ def test_a_separate_process_cannot_change_the_set_it_was_handed(exchange):
     the receiving process tries, the reference's view stays as published."""
     sent = torch.randn(4096)
     view = exchange.publish("inputs_main_0", [sent])
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(transport.__file__))}
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(transport.__file__)))}
     run = subprocess.run([sys.executable, "-c", ATTACKER, exchange.path], capture_output=True, text=True, env=env,
                          timeout=120)
     assert run.returncode == 0, run.stderr

@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from kforge_worker import transport
+from kforge_worker.exchange import transport
 
 GIB = 1 << 30
 
@@ -103,7 +103,7 @@ def test_a_received_set_that_claims_a_huge_tensor_is_not_read_in_on_arrival(exch
 
 HOLDER = textwrap.dedent("""
     import sys, time
-    from kforge_worker import transport
+    from kforge_worker.exchange import transport
     held = []
     while True:  # as many connections as the reference lets it keep
         try:
@@ -118,7 +118,7 @@ HOLDER = textwrap.dedent("""
 # The same from PID namespaces the candidate makes inside its own, one per connection.
 NESTED_HOLDER = textwrap.dedent("""
     import subprocess, sys, time
-    hold = "import sys, time; from kforge_worker import transport; p = transport.connect(sys.argv[1]); " \
+    hold = "import sys, time; from kforge_worker.exchange import transport; p = transport.connect(sys.argv[1]); " \
            "print('held', flush=True); time.sleep(120)"
     children = [subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", sys.executable, "-c", hold, sys.argv[1]],
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(24)]
@@ -128,7 +128,7 @@ NESTED_HOLDER = textwrap.dedent("""
 """)
 CHALLENGER = textwrap.dedent("""
     import sys
-    from kforge_worker import transport
+    from kforge_worker.exchange import transport
     peer = transport.connect(sys.argv[1])
     print(peer.device_transport, flush=True)
 """)
@@ -136,7 +136,7 @@ CHALLENGER = textwrap.dedent("""
 
 def _in_own_pid_namespace(script: str, path: str, **kwargs) -> subprocess.Popen:
     """``script`` in a PID namespace of its own, as every sandboxed candidate is."""
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(transport.__file__))}
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(transport.__file__)))}
     return subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", sys.executable, "-c", script, path],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 

@@ -1,8 +1,8 @@
 """Trial inputs come from seeds a candidate cannot work out: the published seed is mixed with a
 secret only the reference holds (session.trial_seed)."""
 
-from kforge_worker import session
-from kforge_worker.reference import ReferenceSession
+from kforge_worker.common import session
+from kforge_worker.roles.reference import ReferenceSession
 
 
 def test_a_trial_seed_depends_on_the_secret_and_on_the_trial():

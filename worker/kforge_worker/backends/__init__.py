@@ -8,7 +8,10 @@ part before the colon. Each back-end module provides:
     theoretical_bounds(device) -> dict the most the hardware could do (peak_bounds), to check those against
 
 sol.py calls them; it names no device kind itself. A ROCm build of torch calls AMD GPUs ``cuda``, so
-the ``cuda`` module serves both vendors.
+the ``cuda`` module serves both vendors. The facts they are made from live here too: peak_bounds (what
+the hardware could do, from its description) and cpu_facts (a CPU's vector instruction sets and caches).
+
+May import: common.
 """
 
 from types import ModuleType

@@ -5,7 +5,7 @@ import time
 
 import torch
 
-from kforge_worker import peak_bounds
+from kforge_worker.backends import peak_bounds
 
 # (bytes per buffer) for the bandwidth levels: inside L2, inside a typical L3, far beyond it.
 COPY_SIZES = [128 << 10, 2 << 20, 64 << 20]

@@ -3,7 +3,7 @@ with device events, bounds from the model's datasheet."""
 
 import torch
 
-from kforge_worker import peak_bounds
+from kforge_worker.backends import peak_bounds
 
 COPY_BYTES = 1 << 30
 MATMUL_N = {torch.float32: 8192, torch.float16: 8192, torch.bfloat16: 8192, torch.float64: 4096}

@@ -38,14 +38,14 @@ def main(argv=None) -> int:
     measure.add_argument("--plan", required=True)
     args = parser.parse_args(argv)
 
-    from kforge_worker.errors import ProblemError
+    from kforge_worker.common.errors import ProblemError
 
     try:
         if args.command == "analyze":
             from kforge_worker.model import analysis
             return analysis.main(args)
         if args.command == "hf-file":
-            from kforge_worker import problem
+            from kforge_worker.common import problem
             from kforge_worker.model import hf_config
             hf_config.write(args.arch, problem.parse_sets(args.set), args.device, Path(args.out))
             return 0

@@ -7,7 +7,7 @@ from typing import Dict, List
 
 import torch
 
-from kforge_worker import problem
+from kforge_worker.common import problem
 from kforge_worker.model import capture as capture_mod
 from kforge_worker.model import decoding, loading, problem_writer, profiling, regions as regions_mod
 
@@ -26,7 +26,7 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
     out_dir.mkdir(parents=True, exist_ok=True)
     module, model, inputs, entry = loading.load(path, overrides, device, seed)
     source = Path(path).read_text()
-    from kforge_worker import describe
+    from kforge_worker.roles import describe
     source = describe.source_as_run(path, overrides) if overrides else source
     try:
         with torch.no_grad():
@@ -87,7 +87,7 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
 def main(args) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from kforge_worker import session
+    from kforge_worker.common import session
     session.setup(args.device, args.threads)
     analyze(args.model, problem.parse_sets(args.set), out_dir, args.device, args.reps, args.warmup, args.seed)
     return 0

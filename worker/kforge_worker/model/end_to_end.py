@@ -53,7 +53,7 @@ def _tokens_per_s(ms: dict, tokens: int) -> dict:
 
 
 def run(plan: dict) -> dict:
-    from kforge_worker import session
+    from kforge_worker.common import session
     session.setup(plan["device"], plan.get("threads", 0))
     device, overrides = plan["device"], plan.get("overrides", {})
     patch = load_patch(plan["patch"]) if plan.get("patch") else None

@@ -19,7 +19,7 @@ from typing import Dict, List
 
 import torch
 
-from kforge_worker import compare
+from kforge_worker.checks import compare
 from kforge_worker.model import analysis, decoding, end_to_end, loading, patch_writer, report
 
 FRESH_SEED_OFFSET = 1000  # fresh inputs: not the ones the regions were profiled with
@@ -149,7 +149,7 @@ def finish(out_dir: Path, kernels: Dict[str, dict], args) -> dict:
 def main(args) -> int:
     out_dir = Path(args.out)
     kernels = json.loads(Path(args.kernels).read_text())
-    from kforge_worker import session
+    from kforge_worker.common import session
     session.setup(json.loads((out_dir / "analysis.json").read_text())["device"], args.threads)
     result = finish(out_dir, kernels, args)
     (out_dir / "report.json").write_text(json.dumps(result, indent=2) + "\n")

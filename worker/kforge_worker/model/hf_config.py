@@ -11,7 +11,7 @@ import difflib
 from pathlib import Path
 from typing import Dict, Tuple
 
-from kforge_worker.errors import ProblemError
+from kforge_worker.common.errors import ProblemError
 
 INPUT_DEFAULTS = {"batch_size": 1, "seq_len": 128, "decode_steps": 16}
 DTYPES = ("float32", "bfloat16", "float16")

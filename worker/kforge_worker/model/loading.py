@@ -1,14 +1,14 @@
 """Loading a user's model file: ``get_model()`` and ``get_inputs()``, or a KernelBench problem through
 ``Model``, ``get_init_inputs()`` and ``get_inputs()``. Module-level sizes take ``--set`` overrides the
-way problems do (kforge_worker.problem)."""
+way problems do (kforge_worker.common.problem)."""
 
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import torch
 
-from kforge_worker import problem
-from kforge_worker.errors import ProblemError
+from kforge_worker.common import problem
+from kforge_worker.common.errors import ProblemError
 
 
 class ModelFileError(ProblemError):
