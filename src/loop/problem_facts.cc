@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/sol_text.h"
 #include "util/files.h"
 #include "util/paths.h"
 #include "util/quantity_text.h"
@@ -88,20 +89,14 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
   return facts;
 }
 
-bool sol_counts_flops(const json& sol) {
-  return sol.value("flops", 0.0) > 0 && sol.value("peak_flops_per_s", json()).is_number();
-}
-
 std::string sol_text(const json& doc) {
   const json sol = doc.is_object() ? doc.value("sol", json()) : json();
   if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
-  const bool counted_flops = sol_counts_flops(sol);
+  const bool counted_flops = eval::sol_counts_flops(sol);
   std::string out = fmt::format(
       "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {})\n", sol.value("bound", "?"), sol.value("sol_ms", 0.0),
-      counted_flops ? fmt::format("{} at {}; ", flop_text(sol["flops"].get<double>()),
-                                  flop_rate_text(sol["peak_flops_per_s"].get<double>()))
-                    : std::string("no counted FLOPs; "),
-      bytes_text(sol.value("bytes", 0.0)), bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0)));
+      eval::sol_flops_clause(sol), bytes_text(sol.value("bytes", 0.0)), bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0)));
+  if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty()) out += "- " + pointwise + "\n";
   if (counted_flops && sol.value("route", json()).is_string()) {
     out += "- fastest allowed route: " + sol["route"].get<std::string>();
     std::string others;

@@ -27,10 +27,6 @@ ProblemFacts describe_problem(const std::string& python, const std::filesystem::
 std::string shapes_text(const nlohmann::json& description);
 
 // The speed-of-light numbers that matter for a decision, as a few lines of text (empty without `sol`).
-// Whether a speed-of-light bound counts FLOPs at a rate: only then do an arithmetic rate and route
-// describe it (a softmax's exp is not counted; its bound is its bytes alone).
-bool sol_counts_flops(const nlohmann::json& sol);
-
 std::string sol_text(const nlohmann::json& eval_doc);
 
 }  // namespace kforge::loop

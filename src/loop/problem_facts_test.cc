@@ -46,13 +46,33 @@ TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
   EXPECT_NE(text.find("(1.1 TFLOP at 140 TFLOP/s; 805 MB at 4658 GB/s)"), std::string::npos) << text;
 }
 
-// A bound without counted FLOPs (a softmax: exp is not counted) names no arithmetic route or rate.
+// A softmax on a GPU whose exps outlast its bytes: the prompt names the exps, their rates and that they decide.
+TEST(ProblemFacts, SolTextStatesTheTranscendentalsThatDecideTheBound) {
+  json doc = json::parse(R"json({"sol": {"sol_ms": 0.5, "bound": "compute", "flops": 0, "bytes": 1048576,
+    "peak_flops_per_s": 5.06e13, "bandwidth_bytes_per_s": 4.658e12, "compute_ms": 0.5, "memory_ms": 0.000225,
+    "gemm_ms": 0, "pointwise_ms": 0.5, "compute_by": "pointwise", "pointwise_flops": 6.4e9, "transcendentals": 1.6e9,
+    "pointwise": {"by_function": {"exp": 1.6e9}, "vector_flops_per_s": 5.06e13, "sfu_ops_per_s": 3.1625e12,
+                  "sfu_share": 0.63}}})json");
+  std::string text = sol_text(doc);
+  EXPECT_NE(text.find("- elementwise work: 6.4 GFLOP and 1.6e+09 transcendentals (1.6e+09 exp) take 0.5 ms at "
+                      "50.6 TFLOP/s on the FMA units and 3.16e+12 ops/s on the special function units (63% of the "
+                      "transcendentals there); this decides the compute bound\n"),
+            std::string::npos) << text;
+  // Where the bytes decide, the work is stated without the claim.
+  doc["sol"]["bound"] = "memory";
+  EXPECT_EQ(sol_text(doc).find("decides"), std::string::npos) << sol_text(doc);
+  // Results stored before the pointwise model carry no such line.
+  doc["sol"].erase("pointwise");
+  EXPECT_EQ(sol_text(doc).find("elementwise"), std::string::npos) << sol_text(doc);
+}
+
+// A bound without counted matmul FLOPs names no arithmetic route or rate.
 TEST(ProblemFacts, SolTextWithoutCountedFlopsQuotesTheBytesAlone) {
   json doc = json::parse(R"json({"sol": {"sol_ms": 2.771, "bound": "memory", "flops": 0, "bytes": 12884901888,
     "peak_flops_per_s": 1.45e14, "bandwidth_bytes_per_s": 4.649e12,
     "route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)"}})json");
   std::string text = sol_text(doc);
-  EXPECT_NE(text.find("memory-bound, speed of light 2.77 ms (no counted FLOPs; 12.9 GB at 4649 GB/s)"),
+  EXPECT_NE(text.find("memory-bound, speed of light 2.77 ms (no matmul or convolution FLOPs; 12.9 GB at 4649 GB/s)"),
             std::string::npos) << text;
   EXPECT_EQ(text.find("3xTF32"), std::string::npos) << text;
   EXPECT_EQ(text.find("GFLOP/s"), std::string::npos) << text;

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "eval/device_lock.h"
+#include "eval/sol_text.h"
 #include "eval/worker_launch.h"
 #include "loop/problem_facts.h"
 #include "util/environment.h"
@@ -132,10 +133,12 @@ json baseline_context(const json& baseline) {
               {"dtype", sol.value("dtype", "")},
               {"bandwidth", bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0))}};
     // No counted FLOPs: the bound is the bytes alone, and no arithmetic route or rate is quoted.
-    if (sol_counts_flops(sol)) {
+    if (eval::sol_counts_flops(sol)) {
       s["peak"] = flop_rate_text(sol["peak_flops_per_s"].get<double>());
       if (sol.contains("route")) s["route"] = sol["route"];
     }
+    if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty())
+      s["pointwise"] = "E" + pointwise.substr(1);
     const double eager = baseline["eager"].value("median_ms", 0.0);
     if (sol_ms > 0 && eager > 0) s["eager_pct"] = fmt::format("{:.3g}%", 100 * sol_ms / eager);
     b["sol"] = s;

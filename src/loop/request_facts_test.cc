@@ -134,6 +134,21 @@ TEST(RequestFacts, CpuRequestsStateTheMachineWithoutGpuFigures) {
              {"SMs", "| torch.compile |", "L2", "0 FLOP at", "ROUTE-OF-AN-OLDER-STORE"});
 }
 
+TEST(RequestFacts, CpuRequestsStateTheSoftmaxsExpsBesideItsBytes) {
+  const EvalOptions o = options("cpu", "cpu");
+  json baseline = fixture("baseline_cpu.json");
+  // What sol.py's pointwise model adds for this softmax of 2^20 float32 elements on this CPU.
+  baseline["sol"].update(json::parse(R"json({"gemm_ms": 0, "pointwise_ms": 0.1193, "compute_by": "pointwise",
+    "compute_ms": 0.1193, "pointwise_flops": 4194304, "transcendentals": 1048576,
+    "pointwise": {"by_function": {"exp": 1048576}, "vector_flops_per_s": 1.67e11, "sfu_ops_per_s": null,
+                  "sfu_share": 0}})json"));
+  expect_all(requests(context(o, baseline)),
+             {"Speed of light: 0.9 ms (memory-bound: 8.39 MB at 9.32 GB/s)",
+              "Elementwise work: 4.194 MFLOP and 1.05e+06 transcendentals (1.05e+06 exp) take 0.119 ms at 167 "
+              "GFLOP/s on the FMA units (transcendentals as FMA polynomials).\n"},
+             {"decides", "special function"});
+}
+
 TEST(RequestFacts, CpuRequestsStateTheInstructionSetsAndCaches) {
   const EvalOptions o = options("cpu", "cpu");
   json baseline = fixture("baseline_cpu.json");

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/sol_text.h"
 #include "util/quantity_text.h"
 
 namespace kforge::profile {
@@ -213,15 +214,17 @@ std::string render_text(const json& doc) {
   if (sol.contains("sol_ms")) {
     // Without counted FLOPs the bound is the bytes alone: no arithmetic rate or route is quoted.
     const std::string compute =
-        num(sol, "flops") > 0 && has(sol, "peak_flops_per_s")
+        eval::sol_counts_flops(sol)
             ? fmt::format("{} ({}) at {}{} and ", flop_text(num(sol, "flops")), sol.value("dtype", ""),
                           flop_rate_text(num(sol, "peak_flops_per_s")),
                           sol.value("route", json()).is_string() ? " (" + sol["route"].get<std::string>() + ")" : "")
-            : std::string("no counted FLOPs; ");
+            : eval::sol_flops_clause(sol);
     out += fmt::format("Speed of light (kforge model): {:.4g} ms for {}{} at {} (measured peaks): the problem is "
                        "{}-bound\n",
                        num(sol, "sol_ms"), compute, bytes_text(num(sol, "bytes")),
                        bandwidth_text(num(sol, "bandwidth_bytes_per_s")), sol.value("bound", "?"));
+    if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty())
+      out += "Speed of light, " + pointwise + "\n";
   }
   const json sides = doc.value("sides", json::object());
   if (sides.contains("candidate")) render_side(out, "Candidate", sides["candidate"]);

@@ -103,6 +103,20 @@ TEST(RenderText, CompactSummaryWithNumbersAndUnits) {
   EXPECT_NE(text.find("Note: a note"), std::string::npos);
 }
 
+TEST(RenderText, TheSpeedOfLightStatesTheElementwiseWorkThatDecidesIt) {
+  json doc = document();
+  EXPECT_NE(render_text(doc).find("for no matmul or convolution FLOPs; 256 MB at 3000 GB/s"), std::string::npos);
+  EXPECT_EQ(render_text(doc).find("elementwise work"), std::string::npos);  // a relu: none counted
+  // A softmax-like bound: its exps on the FMA units take longer than its bytes.
+  doc["sol"].update({{"bound", "compute"}, {"compute_by", "pointwise"}, {"pointwise_ms", 0.2}, {"pointwise_flops", 4e9},
+                     {"transcendentals", 1e9}, {"pointwise", {{"by_function", {{"exp", 1e9}}}, {"vector_flops_per_s", 5e13}}}});
+  const std::string text = render_text(doc);
+  EXPECT_NE(text.find("Speed of light, elementwise work: 4 GFLOP and 1e+09 transcendentals (1e+09 exp) take 0.2 ms at "
+                      "50 TFLOP/s on the FMA units (transcendentals as FMA polynomials); this decides the compute bound\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RooflineSvg, RoofPointsAndUnitBars) {
   std::string svg = roofline_svg(document());
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);

@@ -32,7 +32,7 @@ def test_without_a_tf32_measurement_the_fp32_rate_is_the_only_route():
 
 
 def test_without_counted_flops_no_arithmetic_route_is_named():
-    # A softmax (its exp is not counted): the bytes alone bound it, so no tensor-core route is claimed.
+    # No GEMM FLOPs (a copy): the bytes alone bound it, so no tensor-core route is claimed.
     bound = sol.speed_of_light(0, 12_884_901_888, torch.float32, PEAKS, "strict")
     assert bound["bound"] == "memory" and "route" not in bound and bound["routes"] == []
     assert bound["sol_ms"] == 1e3 * 12_884_901_888 / 4.658e12

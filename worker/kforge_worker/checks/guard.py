@@ -95,16 +95,16 @@ class Guard:
         trial = ref.trial(int(req.get("trial", 0)))
         inputs = tensors.copy_to(ref.inputs_before(trial), ref.device)
         try:
-            flops = sol.count_flops(ref.model, inputs)
+            work = sol.count_work(ref.model, inputs)
         except Exception as exc:
-            flops, note = 0, f"FLOPs not counted: {type(exc).__name__}: {exc}"[:300]
+            work, note = {"flops": 0, "pointwise": None}, f"FLOPs not counted: {type(exc).__name__}: {exc}"[:300]
         else:
             note = None
         nbytes = sol.min_bytes(ref.model, inputs, trial["outputs"])
         peaks = sol.device_peaks(ref.device, req.get("peaks_cache"), bool(req.get("remeasure_peaks")))
         floats = [t for t in _leaves(trial["outputs"]) if t.is_floating_point()]
         dtype = floats[0].dtype if floats else torch.float32
-        out = sol.speed_of_light(flops, nbytes, dtype, peaks, self.policy)
+        out = sol.speed_of_light(work["flops"], nbytes, dtype, peaks, self.policy, work["pointwise"])
         if note:
             out["note"] = note
         out["peaks"] = {"flops_per_s": peaks["flops"], "bandwidth": peaks["bandwidth"]}

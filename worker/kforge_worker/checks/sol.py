@@ -1,9 +1,21 @@
 """Speed of light: the fastest any kernel could run the reference's work on this device.
 
     flops     torch.utils.flop_counter's formulas over one reference forward (matmuls, convolutions,
-              attention)
+              attention): tensor-core (or SIMD GEMM) work
+    pointwise the rest of that forward's arithmetic (pointwise_cost.py): elementwise FLOPs (1 per
+              output element of add, mul, div, where, ...; 1 per input element of a reduction) and
+              transcendental evaluations (exp, log, tanh, erf, rsqrt, ... and softmax's exp), each
+              at a stated cost on the FMA units (a 15-FLOP polynomial) or, on a GPU, the special
+              function units (1 SFU op), split between them as the fastest kernel would
     bytes     inputs + outputs + parameters and buffers, each moved once
-    sol_ms    max(flops / peak_flops[dtype], bytes / bandwidth(working set))
+    sol_ms    max(gemm_ms, pointwise_ms, bytes / bandwidth(working set)), where
+              gemm_ms = flops / peak_flops[route] and pointwise_ms the elementwise and
+              transcendental work at the measured vector (fp32 FMA) rate and the SFU rate
+
+Tensor cores, the FMA pipe, the SFUs and memory are different units that run concurrently, so the
+bound is the slowest of them (max: the optimistic bound a speed of light is). Where the GEMM's
+route is the FMA units themselves (its rate no faster than the vector rate: a CPU's SGEMM, FFMA on
+a GPU) the GEMM and the elementwise work share them and their times add.
 
 That bound counts the reference's FLOPs: an exact algebraic rewrite (``diag(a) @ B`` as a row scaling)
 can beat it honestly. The hard, physical bound is ``hard_bound``: the bytes the outputs take plus the
@@ -29,6 +41,7 @@ import torch
 
 from kforge_worker import backends
 from kforge_worker.backends import peak_bounds
+from kforge_worker.checks import pointwise_cost
 from kforge_worker.common import dispatch_mode
 from kforge_worker.exchange import tensors
 
@@ -38,11 +51,13 @@ PEAKS_VERSION = 3  # 2: GPU bandwidth is the best of copy, read and write stream
 class _FlopCounter(dispatch_mode.LightDispatchMode):
     """torch.utils.flop_counter's formulas summed over one call, as FlopCounterMode counts them
     (operators without a formula are decomposed first), without its per-module table and without
-    importing torch._dynamo before compiled code can run (dispatch_mode)."""
+    importing torch._dynamo before compiled code can run (dispatch_mode). The operators without a
+    formula are counted as elementwise work (pointwise_cost)."""
 
     def __init__(self):
         super().__init__()
         self.flops = 0
+        self.pointwise = pointwise_cost.new_work()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         from torch.utils.flop_counter import flop_registry
@@ -57,14 +72,17 @@ class _FlopCounter(dispatch_mode.LightDispatchMode):
         formula = flop_registry.get(func._overloadpacket)
         if formula is not None:
             self.flops += formula(*args, **kwargs, out_val=out)
+        else:
+            pointwise_cost.count(self.pointwise, func, args, kwargs, out)
         return out
 
 
-def count_flops(model, inputs) -> int:
+def count_work(model, inputs) -> dict:
+    """{"flops": GEMM/conv FLOPs, "pointwise": {"elementwise_flops", "by_function"}} of one forward."""
     counter = dispatch_mode.make(_FlopCounter)
     with torch.no_grad(), counter:
         model(*inputs)
-    return int(counter.flops)
+    return {"flops": int(counter.flops), "pointwise": counter.pointwise}
 
 
 def min_bytes(model, inputs, outputs) -> int:
@@ -187,9 +205,33 @@ def flop_routes(name: str, peaks: dict, policy: str = "strict") -> list:
     return routes
 
 
-def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict, policy: str = "strict") -> dict:
+def pointwise_bound(pointwise: Optional[dict], dtype_name: str, peaks: dict, shared_gemm_s: float = 0.0) -> dict:
+    """The elementwise and transcendental work's fastest time (pointwise_cost.arithmetic_seconds):
+    on the FMA units at the measured vector rate and, on a GPU, the SFUs at the documented share of
+    it. ``shared_gemm_s``: GEMM time on the same FMA units, which adds to theirs."""
+    pointwise = pointwise or pointwise_cost.new_work()
+    gpu = peaks.get("key", {}).get("device", "cpu") != "cpu" or "tfloat32" in peaks.get("flops", {})
+    vector = pointwise_cost.vector_rate(peaks, dtype_name, gpu)
+    sfu = vector / 2 * pointwise_cost.SFU_PER_FMA_INSTRUCTION if gpu and vector else None
+    by_function = dict(sorted(pointwise.get("by_function", {}).items(), key=lambda kv: -kv[1]))
+    evaluations = sum(by_function.values())
+    flops = pointwise.get("elementwise_flops", 0)
+    poly = pointwise_cost.poly_flops(by_function)
+    out = {"elementwise_flops": flops, "transcendentals": evaluations, "by_function": by_function,
+           "polynomial_flops": poly, "vector_flops_per_s": vector, "sfu_ops_per_s": sfu}
+    if not vector or not (flops or evaluations or shared_gemm_s):
+        return {**out, "ms": 0.0, "sfu_share": 0.0}
+    seconds, share = pointwise_cost.arithmetic_seconds(flops + shared_gemm_s * vector, evaluations, poly, vector, sfu)
+    route = ("FMA-unit polynomials" if not share else "special function units" if share >= 1
+             else f"{100 * share:.0f}% on the special function units, the rest as FMA polynomials")
+    return {**out, "ms": 1e3 * seconds, "sfu_share": share, "route": route}
+
+
+def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict, policy: str = "strict",
+                   pointwise: Optional[dict] = None) -> dict:
     """The bound by the fastest allowed route (flop_routes): an honest kernel may take any of them, so
-    only a time below this one is physically impossible."""
+    only a time below this one is physically impossible. ``pointwise``: count_work's elementwise and
+    transcendental work, bounded on the FMA units and SFUs beside the GEMM's route (module doc)."""
     name = str(dtype).replace("torch.", "")
     routes = flop_routes(name, peaks, policy)
     fastest = max(routes, key=lambda r: r["peak_flops_per_s"] or 0)
@@ -197,10 +239,22 @@ def speed_of_light(flops: int, nbytes: int, dtype: torch.dtype, peaks: dict, pol
     if not flops:  # no arithmetic route bounds anything: the bytes alone do (the roofline keeps a roof)
         routes, route, peak_flops = [], {}, routes[0]["peak_flops_per_s"]
     bandwidth = bandwidth_for(peaks, nbytes)
-    compute_ms = 1e3 * flops / peak_flops if peak_flops else 0.0
+    gemm_ms = 1e3 * flops / peak_flops if peak_flops else 0.0
+    vector = pointwise_cost.vector_rate(peaks, name, False)
+    shared = bool(flops and peak_flops and vector and peak_flops <= vector)  # the GEMM runs on the FMA units
+    arithmetic = pointwise_bound(pointwise, name, peaks, gemm_ms / 1e3 if shared else 0.0)
+    compute_ms = max(gemm_ms, arithmetic["ms"])
+    has_pointwise = bool(arithmetic["elementwise_flops"] or arithmetic["transcendentals"])
+    if not has_pointwise or (gemm_ms >= arithmetic["ms"] and not shared):
+        by = "gemm"
+    else:
+        by = "gemm+pointwise" if shared else "pointwise"
     memory_ms = 1e3 * nbytes / bandwidth
     return {"flops": flops, "bytes": nbytes, "dtype": name, "peak_flops_per_s": peak_flops,
             "bandwidth_bytes_per_s": bandwidth, "compute_ms": compute_ms, "memory_ms": memory_ms,
             "sol_ms": max(compute_ms, memory_ms), "bound": "compute" if compute_ms >= memory_ms else "memory",
+            "gemm_ms": gemm_ms, "pointwise_ms": arithmetic["ms"], "compute_by": by,
+            "pointwise_flops": arithmetic["elementwise_flops"], "transcendentals": arithmetic["transcendentals"],
+            "pointwise": {**arithmetic, "shares_fma_units_with_gemm": shared},
             **route, "routes": routes,
             "peaks_cached": peaks.get("cached", False), "peaks_key": peaks.get("key", {})}

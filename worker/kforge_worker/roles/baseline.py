@@ -91,14 +91,15 @@ def measure(path: str, overrides: dict, device: str, reps: int, peaks_cache: str
     with torch.no_grad():
         outputs = model(*inputs)
     try:
-        flops = sol.count_flops(model, inputs)
+        work = sol.count_work(model, inputs)
     except Exception:  # noqa: BLE001 - as the evaluator's sol: no FLOPs, a memory bound
-        flops = 0
+        work = {"flops": 0, "pointwise": None}
     floats = [t for t in tensors.leaves(outputs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
     dtype = floats[0].dtype if floats else torch.float32
     out["tolerances"] = {str(t.dtype).replace("torch.", ""): compare.tolerance_for(t.dtype) for t in floats}
     out["audit"] = {"k": precision_audit.K, "ulps": precision_audit.ULPS}
-    bound = sol.speed_of_light(flops, sol.min_bytes(model, inputs, outputs), dtype, peaks, precision)
+    bound = sol.speed_of_light(work["flops"], sol.min_bytes(model, inputs, outputs), dtype, peaks, precision,
+                             work["pointwise"])
     bound.pop("peaks_key", None)
     out["sol"] = bound
     return out
