@@ -122,7 +122,12 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
   const Target& target = registry.get(opt.target);
   EvalOptions e;
   e.target = target;
-  apply_config(config, a.python, e);
+  apply_config(config, a.python.empty() ? opt.python : a.python, e);
+  if (opt.python != e.python) {  // every region's run uses the model's interpreter
+    opt.python = e.python;
+    state["options"] = model::to_json(opt);
+    write_json(out / "model.json", state);
+  }
   const std::map<std::string, std::string> env = {{"PYTHONPATH", (data_dir() / "worker").string()}};
   const std::string device = opt.device.empty() ? target.device : opt.device;
   std::FILE* text = a.out.text();
@@ -177,8 +182,12 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     write_json(out / "model.json", state);
     fmt::print(stderr, "kforge model: {}: run {} {}{}\n", name, k.value("run", 0), k.value("status", "?"),
                k.contains("speedup") && k["speedup"].is_number() ? fmt::format(", best {:.2f}x", k["speedup"].get<double>()) : "");
-    if (llm::is_cancelled(&llm::global_cancel_flag()) || k.value("status", "") == "interrupted") {
-      fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
+    if (llm::is_cancelled(&llm::global_cancel_flag()) || model::run_resumable(k)) {
+      if (k.value("stop_reason", "") == "llm_error")
+        fmt::print(stderr, "kforge: model stopped: {}'s run is waiting for the model's reply (see {}); resume with: "
+                           "kforge model --resume {}\n", name, (run_dir / "run.log").string(), out.string());
+      else
+        fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
       return kExitFailed;
     }
   }

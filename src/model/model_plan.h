@@ -27,6 +27,7 @@ struct ModelOptions {
   int e2e_reps = 20;                  // interleaved forwards per variant end to end
   bool e2e_compile = true;            // torch.compile among the end-to-end variants
   std::string db;                     // --db for the runs (empty: the default store)
+  std::string python;                 // the worker's interpreter: the model's and every region run's
   std::string out_dir;                // kforge-out/model-N
 };
 
@@ -47,6 +48,9 @@ nlohmann::json kernel_entry(const nlohmann::json& run_summary);
 
 // Whether a run needs no more work: it finished (with or without a faster kernel).
 bool run_done(const nlohmann::json& kernel);
+// A run that stopped without finishing and resumes where it stopped: interrupted, or its model did
+// not answer (llm_error). `kforge model` stops there too, to be resumed, rather than finish without it.
+bool run_resumable(const nlohmann::json& kernel);
 
 // `base`/model-N for the first N not taken.
 std::filesystem::path next_model_dir(const std::filesystem::path& base);
