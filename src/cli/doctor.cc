@@ -14,6 +14,7 @@
 #include "target/readiness.h"
 #include "target/target.h"
 #include "util/paths.h"
+#include "util/memory_cgroup.h"
 #include "util/sandbox.h"
 #include "util/subprocess.h"
 
@@ -138,6 +139,13 @@ std::vector<DoctorCheck> tool_checks(const json& interpreter) {
                                                  : "bwrap cannot create namespaces here: candidates run with process-group isolation only",
                    "Debian: apt install bubblewrap, and allow unprivileged user namespaces "
                    "(sysctl kernel.unprivileged_userns_clone=1); see docs/isolation.md"});
+  if (auto why = memory_cgroups_unavailable())
+    out.push_back({"memory cgroup", CheckLevel::kWarn,
+                   fmt::format("none can be made ({}): a candidate's memory files and tmpfs pages count against no "
+                               "memory limit", *why),
+                   "run kforge as root, or in a cgroup delegated to it with the memory controller; see docs/isolation.md"});
+  else
+    out.push_back({"memory cgroup", CheckLevel::kOk, "each candidate gets one ([sandbox] memory_gb, default half the host's memory)", ""});
   return out;
 }
 

@@ -117,6 +117,7 @@ void apply_config(const Config& config, const std::string& python, EvalOptions& 
   o.python = resolve_python(python, config.get_string("worker.python").value_or(""));
   if (!config.path.empty()) o.config_path = config.path;
   o.sandbox_tmp_gb = sandbox_config(config).tmp_gb;
+  o.sandbox_memory_gb = sandbox_config(config).memory_gb;
   o.sandbox_uid = sandbox_config(config).uid;
   o.device_memory_gb = device_memory_gb(config);
 }

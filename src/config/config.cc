@@ -37,6 +37,7 @@ const std::vector<KnownKey>& known_keys() {
       {"bench.executor", T::kString},
       {"bench.ray_address", T::kString},
       {"sandbox.tmp_gb", T::kNumber},
+      {"sandbox.memory_gb", T::kNumber},
       {"sandbox.uid", T::kNumber},
       {"memory.device_gb", T::kNumber},
       {"llm.provider", T::kString},
@@ -178,6 +179,11 @@ SandboxConfig sandbox_config(const Config& config) {
     if (!(*gb > 0) || *gb > 1024)
       throw InputError(fmt::format("{}: [sandbox] tmp_gb must be between 0 and 1024 GiB, not {}", config.path.string(), *gb));
     out.tmp_gb = *gb;
+  }
+  if (auto gb = config.get_number("sandbox.memory_gb")) {
+    if (!(*gb > 0) || *gb > 1e6)
+      throw InputError(fmt::format("{}: [sandbox] memory_gb must be a positive number of GiB, not {}", config.path.string(), *gb));
+    out.memory_gb = *gb;
   }
   if (auto uid = config.get_number("sandbox.uid")) {
     if (*uid < 1 || *uid > 4294967294.0 || *uid != static_cast<double>(static_cast<unsigned>(*uid)))

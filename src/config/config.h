@@ -36,10 +36,12 @@ const std::vector<KnownKey>& known_keys();
 // ("unknown key worker.pyhton") or a known key of the wrong type ("worker.python must be a string").
 std::vector<std::string> check_keys(const toml::table& table);
 
-// [sandbox]: the candidate's private tmpfs (tmp_gb, default 2 GiB) and the host uid it runs under when
+// [sandbox]: the candidate's private tmpfs (tmp_gb, default 2 GiB), its memory (memory_gb, default half
+// the host's, memory files and tmpfs pages included) and the host uid it runs under when
 // kforge is root (uid, default 65534). Throws kforge::InputError on a value out of range.
 struct SandboxConfig {
   double tmp_gb = 2.0;
+  double memory_gb = 0;  // [sandbox] memory_gb: the candidate's memory cgroup limit; 0 = half the host's memory
   std::optional<unsigned> uid;
 };
 SandboxConfig sandbox_config(const Config& config);

@@ -43,6 +43,7 @@ struct EvalOptions {
   double speedup_warn_factor = 20.0;                 // speedups beyond this are re-measured and warned about
   bool sandbox = true;                               // use bubblewrap where it works
   double sandbox_tmp_gb = 2.0;                       // [sandbox] tmp_gb: the candidate's private tmpfs, GiB
+  double sandbox_memory_gb = 0;                      // [sandbox] memory_gb: its memory cgroup, GiB (0: half the host's)
   std::optional<unsigned> sandbox_uid;               // [sandbox] uid: the candidate's host uid when kforge is root
   std::optional<double> device_memory_gb;            // [memory] device_gb: the most evaluations may hold on a device, GiB
   std::filesystem::path log_dir;                     // full logs of this evaluation

@@ -119,7 +119,13 @@ void EvalRun::fail_from_candidate(const WorkerReply& reply, const std::string& d
       fail(status::kRuntimeError, "output_flood", fmt::format("{} during {}", reply.detail, during));
       break;
     case WorkerReply::kDied:
-      if (killed_for_memory(*cand))
+      if (const MemoryCgroup* cg = cand->process().memory_cgroup(); cg && cg->oom_kills() > 0)
+        fail(status::kRuntimeError, "memory_limit",
+             fmt::format("{}: it passed its memory limit of {:.3g} GiB ([sandbox] memory_gb; its memory files and "
+                         "tmpfs pages count too), and the kernel ended it", reply.detail,
+                         static_cast<double>(cg->limit_bytes()) / (1ull << 30)),
+             output);
+      else if (killed_for_memory(*cand))
         fail(status::kRuntimeError, "host_oom",
              fmt::format("{}: the kernel's out-of-memory killer ended it (host memory)", reply.detail), output);
       else

@@ -17,6 +17,12 @@ void take_workers(EvalRun& run, WorkerPool& pool, WorkerPair& workers, bool with
   run.ref = workers.ref ? workers.ref->client.get() : nullptr;
   run.cand = workers.cand->client.get();
   run.doc["env"]["isolation"] = workers.cand->isolation;
+  // The candidate's memory bound with its memory files and tmpfs pages (util/memory_cgroup.h).
+  const Subprocess& process = run.cand->process();
+  if (const MemoryCgroup* cg = process.memory_cgroup())
+    run.doc["env"]["memory_limit"] = {{"bytes", cg->limit_bytes()}, {"by", "memory cgroup"}};
+  else if (!process.memory_cgroup_missing().empty())
+    run.doc["env"]["memory_limit"] = {{"bytes", nullptr}, {"by", "none: " + process.memory_cgroup_missing()}};
   run.doc["env"]["workers"] = workers.describe();
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "util/environment.h"
 #include "util/errors.h"
@@ -250,6 +251,11 @@ WorkerSpawn worker_spawn(WorkerRole role, const EvalOptions& options, const Work
   // 36_RMSNorm_), bounded by memory. Its tmpfs has a size of its own; its folder is measured after
   // the evaluation (disk_breach).
   spawn.limits.file_size_bytes = std::max<std::uint64_t>(tmp_bytes, physical_memory_bytes());
+  // Its memory with its memory files and tmpfs pages, which neither RLIMIT counts (and a GPU target
+  // sets no RLIMIT_AS): a memory cgroup of its own, where kforge may make one (util/memory_cgroup.h).
+  spawn.limits.memory_bytes = options.sandbox_memory_gb > 0
+                                  ? static_cast<std::uint64_t>(options.sandbox_memory_gb * (1ull << 30))
+                                  : physical_memory_bytes() / 2;
 
   BuildBrokerSettings broker;
   broker.python = options.python;
@@ -327,6 +333,13 @@ std::unique_ptr<Subprocess> start_worker(const WorkerSpawn& how) {
     spawn.channel_fd = broker->worker_end();
   }
   auto process = Subprocess::spawn(spawn);
+  if (!process->memory_cgroup_missing().empty()) {
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      spdlog::warn("candidates run without a memory cgroup ({}): their memory files and tmpfs pages count against "
+                   "no memory limit (docs/isolation.md)", process->memory_cgroup_missing());
+    });
+  }
   if (broker) {
     broker->close_worker_end();
     process->attach(broker);

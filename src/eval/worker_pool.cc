@@ -84,7 +84,7 @@ std::string worker_pool_key(WorkerRole role, const EvalOptions& options, int thr
   json key = {{"argv", s.argv},
               {"env", s.env},
               {"cwd", s.cwd.string()},
-              {"limits", {s.limits.address_space_bytes, s.limits.file_size_bytes, s.limits.open_files}},
+              {"limits", {s.limits.address_space_bytes, s.limits.file_size_bytes, s.limits.open_files, s.limits.memory_bytes}},
               {"log_cap", s.log_cap_bytes},
               {"warm", warm_args(options, threads, true)}};
   // A reference is reset between evaluations but keeps its interpreter: a problem that changed a

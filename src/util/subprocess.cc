@@ -27,6 +27,20 @@ namespace kforge {
 
 namespace {
 
+// Writes this process's pid to a cgroup's procs file: between fork and exec, so async-signal-safe.
+bool join_cgroup(const char* procs_file) {
+  char digits[24];
+  int n = 0;
+  for (long pid = getpid(); pid > 0 || n == 0; pid /= 10) digits[n++] = static_cast<char>('0' + pid % 10);
+  char text[24];
+  for (int i = 0; i < n; ++i) text[i] = digits[n - 1 - i];
+  const int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write(fd, text, n) == n;
+  close(fd);
+  return ok;
+}
+
 constexpr std::size_t kExcerptPart = 64 * 1024;
 
 void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -237,6 +251,11 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
     }
   }
 
+  std::shared_ptr<MemoryCgroup> cgroup;
+  std::string cgroup_missing;
+  if (options.limits.memory_bytes > 0) cgroup = MemoryCgroup::create(options.limits.memory_bytes, &cgroup_missing);
+  const char* cgroup_procs = cgroup ? cgroup->procs_file().c_str() : nullptr;
+
   // Held across fork so a concurrent stray sweep never sees a new worker before it is registered.
   std::unique_lock workers_lock(g_workers_mutex);
   // Not while a reply is awaited (a scan of /proc there would add to the wall time kforge measures):
@@ -248,6 +267,11 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
     // Child: only async-signal-safe calls from here on.
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (cgroup_procs && !join_cgroup(cgroup_procs)) {
+      const char msg[] = "kforge: could not join the worker's memory cgroup\n";
+      (void)!write(log[1], msg, sizeof msg - 1);
+      _exit(125);
+    }
     // Moved out of the way first: the dup2 calls below must not overwrite it.
     int channel = options.channel_fd >= 0 ? fcntl(options.channel_fd, F_DUPFD, 100) : -1;
     dup2(in[0], 0);
@@ -282,6 +306,8 @@ std::unique_ptr<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
   std::unique_ptr<Subprocess> p(new Subprocess());
   p->pid_ = pid;
   p->tree_id_ = tree_id;
+  p->memory_cgroup_ = std::move(cgroup);
+  p->memory_cgroup_missing_ = std::move(cgroup_missing);
   p->stdin_fd_ = in[1];
   p->reply_fd_ = reply[0];
   p->log_fd_ = log[0];
@@ -306,6 +332,7 @@ void Subprocess::log_to(const std::filesystem::path& file) {
 Subprocess::~Subprocess() {
   kill_tree();
   attached_.clear();
+  memory_cgroup_.reset();
   for (int fd : {stdin_fd_, reply_fd_, log_fd_, log_file_fd_})
     if (fd >= 0) close(fd);
 }

@@ -13,12 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "util/memory_cgroup.h"
+
 namespace kforge {
 
 struct ResourceLimits {
   std::uint64_t address_space_bytes = 0;  // RLIMIT_AS; 0 = unlimited (CUDA needs unlimited)
   std::uint64_t file_size_bytes = 0;      // RLIMIT_FSIZE; 0 = unlimited
   std::uint64_t open_files = 4096;        // RLIMIT_NOFILE
+  // A memory cgroup of its own (memory_cgroup.h) limited to this, memory files and tmpfs pages
+  // included; 0 = none. Where none can be made the child runs without (memory_cgroup_missing()).
+  std::uint64_t memory_bytes = 0;
 };
 
 struct SpawnOptions {
@@ -72,6 +77,11 @@ class Subprocess {
   // Keeps `resource` (e.g. the build broker serving this worker) alive until the process is gone.
   void attach(std::shared_ptr<void> resource) { attached_.push_back(std::move(resource)); }
 
+  // The child's memory cgroup (ResourceLimits::memory_bytes), or nullptr; and why there is none
+  // where one was asked for.
+  const MemoryCgroup* memory_cgroup() const { return memory_cgroup_.get(); }
+  const std::string& memory_cgroup_missing() const { return memory_cgroup_missing_; }
+
   pid_t pid() const { return pid_; }
   const ExitStatus& exit_status() const { return exit_; }
   std::uint64_t log_bytes() const { return log_bytes_; }
@@ -97,6 +107,8 @@ class Subprocess {
   std::uint64_t log_cap_ = 0;
   ExitStatus exit_;
   std::vector<std::shared_ptr<void>> attached_;
+  std::shared_ptr<MemoryCgroup> memory_cgroup_;  // removed after the tree is killed
+  std::string memory_cgroup_missing_;
 };
 
 // Runs a short command to completion and returns its exit code and merged output (for probes

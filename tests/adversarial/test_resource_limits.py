@@ -102,3 +102,20 @@ def test_a_key_left_in_the_keyring_reaches_no_later_candidate(kforge):
     _assert_blocked(evaluations[1], "Operation not permitted")
     assert _keys_of_uid(uid) == before, "keys of the sandbox's uid were left in the kernel"
     host.assert_untouched()
+
+
+def test_memory_files_count_against_the_candidates_memory_limit(kforge):
+    """2 GiB of memfds kept open, under a 1 GiB limit: the candidate's memory cgroup counts their
+    pages (no RLIMIT does), the kernel ends it, and the verdict says which limit it passed."""
+    host = Host(kforge, memory_gb=1)
+    proc, result = host.eval(ATTACKS / "memfd_beyond_memory.py")
+    assert result is not None, proc.stdout + proc.stderr
+    limit = result["env"].get("memory_limit", {})
+    if limit.get("bytes") is None:
+        pytest.skip(f"no memory cgroup on this machine ({limit.get('by')})")
+    assert limit == {"bytes": 1 << 30, "by": "memory cgroup"}
+    assert result["status"] == "runtime_error", {"status": result["status"], "error": result.get("error")}
+    assert result["error"]["kind"] == "memory_limit", result["error"]
+    assert "memory limit of 1 GiB" in result["error"]["message"]
+    host.assert_untouched()
+    assert _honest(host)["status"] == "correct"  # an honest candidate fits under the same limit

@@ -97,13 +97,15 @@ def _processes_mentioning(text: str) -> list:
 class Host:
     """Runs kforge with a private TMPDIR and records what an attack must not change."""
 
-    def __init__(self, kforge, tmp_gb=None):
+    def __init__(self, kforge, tmp_gb=None, memory_gb=None):
         self.kforge = kforge
         self.tmp = kforge.tmp / "tmp"
         self.tmp.mkdir()
         self.env = dict(kforge.env, TMPDIR=str(self.tmp), **SECRETS)
-        if tmp_gb is not None:
-            (kforge.tmp / "kforge.toml").write_text(f"[sandbox]\ntmp_gb = {tmp_gb}\n")
+        sandbox = {"tmp_gb": tmp_gb, "memory_gb": memory_gb}
+        if any(v is not None for v in sandbox.values()):
+            (kforge.tmp / "kforge.toml").write_text(
+                "[sandbox]\n" + "".join(f"{k} = {v}\n" for k, v in sandbox.items() if v is not None))
         self.cache = _cache_root(kforge)
         self.before = _snapshot(self.cache)
         self.project = _project_hashes()
