@@ -108,9 +108,10 @@ def model_state(kforge, n=1) -> dict:
 
 
 def test_regions_run_in_parallel_a_crashed_one_is_an_error_and_resume_skips_done_ones(kforge):
-    # The two top regions: the attention block (58% of the time) and the GEMM with its GELU epilogue.
+    # The two top regions are the attention block and the GEMM with its GELU epilogue, in an order that
+    # depends on the profile; the run of the first one by share (region-1) crashes.
     log = kforge.tmp / "calls.jsonl"
-    proc = kforge.run("model", MINI_GPT, *QUICK_MODEL, "--jobs", "2", "--llm", crashing_on(": attention (attn)", log),
+    proc = kforge.run("model", MINI_GPT, *QUICK_MODEL, "--jobs", "2", "--llm", crashing_on("Region 1 of ", log),
                       "--json", kforge.tmp / "report.json", timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 region runs on cpu, 2 at a time" in proc.stderr
@@ -119,7 +120,7 @@ def test_regions_run_in_parallel_a_crashed_one_is_an_error_and_resume_skips_done
     # The crashed run is an error with its reason; the other region went on to its end.
     assert crashed["status"] == "error", crashed
     assert "signal 9" in crashed["error"] and "run.log" in crashed["error"], crashed
-    assert done["status"] == "finished" and done["run"] > 0 and done.get("file"), done
+    assert done["status"] == "finished" and done["run"] > 0, done
     # The run it had created is kept, for a resume to continue.
     assert crashed["run"] > 0 and crashed["run"] != done["run"], crashed
     assert f"kforge model: region-1: run {crashed['run']} error: kforge run killed by signal 9" in proc.stderr
@@ -129,18 +130,18 @@ def test_regions_run_in_parallel_a_crashed_one_is_an_error_and_resume_skips_done
     report = json.loads((kforge.tmp / "report.json").read_text())
     rows = {r["name"]: r for r in report["regions"]}
     assert "signal 9" in rows["region-1"]["why_not_installed"]
-    assert rows["region-2"]["kernel_speedup"] is not None
+    assert rows["region-2"]["run"] == done["run"]
 
     # A resume runs only the region that is not done (its crashed run continued): the finished one asks
     # the model nothing again.
-    asked = [json.loads(line)["rule"] for line in log.read_text().splitlines()]
+    asked = log.read_text().splitlines()
     again = kforge.run("model", "--resume", "1", timeout=900)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "1 region run on cpu, 2 at a time" in again.stderr
-    assert "region-2 (" not in again.stderr and "region-1 (attention" in again.stderr
+    assert "region-2 (" not in again.stderr and "region-1 (" in again.stderr
     assert f"kforge run --resume {crashed['run']} (log:" in again.stderr
-    asked_again = [json.loads(line)["rule"] for line in log.read_text().splitlines()][len(asked):]
-    assert "linear_gelu.md" not in asked_again
+    asked_again = log.read_text().splitlines()[len(asked):]
+    assert not [line for line in asked_again if "Region 2 of " in line]
     kernels = model_state(kforge)["kernels"]
     assert kernels["region-1"]["status"] == "error" and kernels["region-1"]["run"] == crashed["run"]
     assert kernels["region-2"] == done
@@ -168,7 +169,18 @@ def test_a_used_up_budget_skips_the_regions_not_started_with_the_reason(kforge):
     # A resume with a larger budget runs the skipped region, and only it.
     again = kforge.run("model", "--resume", "1", "--budget-minutes", "30", timeout=900)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "region-1 (" not in again.stderr and "region-2 (gemm+epilogue" in again.stderr
+    assert "region-1 (" not in again.stderr and "region-2 (" in again.stderr
     state = model_state(kforge)
     assert state["kernels"]["region-2"]["status"] == "finished", state["kernels"]
     assert state["options"]["budget_minutes"] == 30 and state["budget"]["skipped"] == []
+
+
+def test_ray_refusals_and_a_negative_budget_are_input_errors(kforge):
+    base = ["model", MINI_GPT, "--target", "cpu", "--llm", "manual:/x"]
+    no_sandbox = kforge.run(*base, "--executor", "ray", "--run-arg=--no-sandbox")
+    assert no_sandbox.returncode == 2 and "sandbox" in no_sandbox.stderr, no_sandbox.stderr
+    device = kforge.run(*base, "--executor", "ray", "--device", "cpu")
+    assert device.returncode == 2 and "--device" in device.stderr, device.stderr
+    budget = kforge.run(*base, "--budget-minutes", "-1")
+    assert budget.returncode == 2 and "--budget-minutes" in budget.stderr, budget.stderr
+    assert not (kforge.tmp / "kforge-out").exists()
