@@ -22,7 +22,7 @@ PYTHONPATH=worker .venv/bin/python -m kforge_worker peaks --device cpu --cache "
 echo "== Python: worker unit tests and end-to-end tests (pytest)"
 # --dist loadgroup: the tests of one xdist_group (the Ray cluster's) share a worker.
 .venv/bin/python -m pytest -q -rs -n "$jobs" --dist loadgroup -p no:cacheprovider --durations=15 \
-  worker/tests tests || status=1
+  worker/tests tests bench || status=1
 
 echo "== all tests finished in $(( $(date +%s) - start )) s, status $status"
 exit $status

@@ -152,7 +152,12 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
   const Target& target = registry.get(opt.target);
   EvalOptions e;
   e.target = target;
-  apply_config(config, a.python, e);
+  apply_config(config, a.python.empty() ? opt.python : a.python, e);
+  if (opt.python != e.python) {  // every region's run uses the model's interpreter
+    opt.python = e.python;
+    state["options"] = model::to_json(opt);
+    write_json(out / "model.json", state);
+  }
   const std::map<std::string, std::string> env = {{"PYTHONPATH", (data_dir() / "worker").string()}};
   const std::string device = opt.device.empty() ? target.device : opt.device;
   std::FILE* text = a.out.text();
@@ -198,7 +203,8 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
   auto loop_seconds = [&] { return used_before + std::chrono::duration<double>(Clock::now() - loop_start).count(); };
   std::vector<std::string> skipped;  // for the budget, in this session
   std::string lost;                  // why the executor can run nothing more
-  bool stopped = false;              // Ctrl-C, or a run that stopped as interrupted
+  bool stopped = false;              // Ctrl-C, or a run that stopped to be resumed
+  std::string waiting;               // the first run that stopped waiting for the model's reply
   if (!todo.empty()) {
     StartedExecutor started = start_executor(opt.executor, opt.ray_address, opt.jobs, {device}, e, kforge, out);
     const bool relays = bench::relays_runs(started.executor.get());
@@ -279,7 +285,10 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
         if (lost.empty()) lost = r.lost;
         return false;  // not the region's failure: left for --resume
       }
-      if (llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted || k.value("status", "") == "interrupted") {
+      // Interrupted, or waiting for the model's reply: the model stops to be resumed rather than finish without it.
+      if (llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted || model::run_resumable(k)) {
+        if (k.value("stop_reason", "") == "llm_error" && waiting.empty())
+          waiting = fmt::format("{}'s run is waiting for the model's reply (see {})", name, (run_dir / "run.log").string());
         stopped = true;
         return false;
       }
@@ -297,7 +306,10 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     return kExitFailed;
   }
   if (stopped || llm::is_cancelled(&llm::global_cancel_flag())) {
-    fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
+    if (!waiting.empty())
+      fmt::print(stderr, "kforge: model stopped: {}; resume with: kforge model --resume {}\n", waiting, out.string());
+    else
+      fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
     return kExitFailed;
   }
   if (!skipped.empty())

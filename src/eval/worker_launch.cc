@@ -66,8 +66,14 @@ nlohmann::json warm_args(const EvalOptions& options, int threads, bool preload) 
 }
 
 std::string resolve_python(const std::string& from_flag, const std::string& from_config) {
-  if (!from_flag.empty()) return from_flag;
-  if (!from_config.empty()) return from_config;
+  // A relative path would run from the worker's working folder (the sandbox's): make it absolute
+  // here, without following links (a virtual environment's python is a link that must stay one). A
+  // bare name ("python3") is looked up on PATH.
+  auto absolute = [](const std::string& p) {
+    return p.find('/') == std::string::npos ? p : fs::absolute(p).lexically_normal().string();
+  };
+  if (!from_flag.empty()) return absolute(from_flag);
+  if (!from_config.empty()) return absolute(from_config);
   // A build tree's .venv (scripts/setup.sh), else the environment of an installed kforge
   // (share/kforge/setup-worker.sh).
   for (const fs::path& venv : {data_dir() / ".venv", user_worker_venv()})

@@ -25,6 +25,15 @@ bool binds_read_only(const std::vector<std::string>& argv, const fs::path& dir) 
 
 // Triton builds its launcher with $CC at run time: a compiler installed under /opt (as on machines
 // with a newer gcc in /opt/gcc) must be inside the candidate's view, read-only.
+TEST(ResolvePython, ARelativePathIsMadeAbsoluteWithoutFollowingLinks) {
+  // `--python .venv/bin/python` must not be looked up from the sandbox's working folder.
+  const fs::path here = fs::current_path();
+  EXPECT_EQ(resolve_python(".venv/bin/python", ""), (here / ".venv/bin/python").string());
+  EXPECT_EQ(resolve_python("", "./env/../venv/bin/python"), (here / "venv/bin/python").string());
+  EXPECT_EQ(resolve_python("/opt/torch/.venv/bin/python3", "x"), "/opt/torch/.venv/bin/python3");
+  EXPECT_EQ(resolve_python("python3", ""), "python3");  // a bare name is looked up on PATH
+}
+
 TEST(WorkerSpawn, ACompilerOutsideUsrNamedByCcIsInTheCandidatesView) {
   const fs::path source = KFORGE_SOURCE_DIR;
   if (!fs::exists(source / ".venv" / "bin" / "python")) GTEST_SKIP() << "no Python environment at .venv";

@@ -16,7 +16,7 @@ json to_json(const ModelOptions& o) {
           {"device", o.device},       {"llm", o.llm},         {"top", o.top},
           {"run_args", o.run_args},   {"threads", o.threads}, {"profile_reps", o.profile_reps},
           {"e2e_reps", o.e2e_reps},   {"e2e_compile", o.e2e_compile},
-          {"db", o.db},               {"out_dir", o.out_dir},
+          {"db", o.db},               {"out_dir", o.out_dir}, {"python", o.python},
           {"executor", o.executor},   {"ray_address", o.ray_address}, {"jobs", o.jobs},
           {"budget_minutes", o.budget_minutes}};
 }
@@ -37,6 +37,7 @@ ModelOptions options_from_json(const json& j) {
   o.e2e_compile = j.value("e2e_compile", true);
   o.db = j.value("db", "");
   o.out_dir = j.value("out_dir", "");
+  o.python = j.value("python", "");
   o.executor = j.value("executor", "local");
   o.ray_address = j.value("ray_address", "");
   o.jobs = j.value("jobs", 0);
@@ -61,6 +62,7 @@ std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions&
   } else {
     argv.insert(argv.end(), {region.at("problem").get<std::string>(), "--target", o.target, "--llm", o.llm, "--out",
                              run_dir.string(), "--json", (run_dir / "run.json").string()});
+    if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});  // a resumed run keeps its own
     if (!o.device.empty()) argv.insert(argv.end(), {"--device", o.device});
     if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
     argv.insert(argv.end(), o.run_args.begin(), o.run_args.end());
@@ -71,6 +73,7 @@ std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions&
 
 json kernel_entry(const json& s) {
   json k = {{"run", s.value("run_id", 0)}, {"status", s.value("status", "")}};
+  if (s.contains("stop_reason") && s["stop_reason"].is_string()) k["stop_reason"] = s["stop_reason"];
   const json best = s.value("best", json());
   if (s.contains("best_file") && best.is_object()) {
     k["file"] = s["best_file"];
@@ -138,6 +141,13 @@ json skipped_for_budget(double budget_minutes) {
 }
 
 bool run_done(const json& kernel) { return kernel.is_object() && kernel.value("status", "") == "finished"; }
+
+bool run_resumable(const json& kernel) {
+  // Stopped by the user, or by a model that did not answer (an API error, or `manual:` waiting for
+  // a reply): the run goes on from where it stopped, so the model waits for it rather than finish
+  // without it.
+  return kernel.is_object() && (kernel.value("status", "") == "interrupted" || kernel.value("stop_reason", "") == "llm_error");
+}
 
 fs::path next_model_dir(const fs::path& base) {
   for (int n = 1;; ++n) {

@@ -27,6 +27,7 @@ struct ModelOptions {
   int e2e_reps = 20;                  // interleaved forwards per variant end to end
   bool e2e_compile = true;            // torch.compile among the end-to-end variants
   std::string db;                     // --db for the runs (empty: the default store)
+  std::string python;                 // the worker's interpreter: the model's and every region run's
   std::string out_dir;                // kforge-out/model-N
   // How the regions' runs are scheduled (cli/executor_flags.h, docs/model.md#executors-and-budget).
   std::string executor = "local";     // where their evaluations run: local, ray
@@ -67,6 +68,9 @@ nlohmann::json skipped_for_budget(double budget_minutes);
 
 // Whether a run needs no more work: it finished (with or without a faster kernel).
 bool run_done(const nlohmann::json& kernel);
+// A run that stopped without finishing and resumes where it stopped: interrupted, or its model did
+// not answer (llm_error). `kforge model` stops there too, to be resumed, rather than finish without it.
+bool run_resumable(const nlohmann::json& kernel);
 
 // `base`/model-N for the first N not taken.
 std::filesystem::path next_model_dir(const std::filesystem::path& base);

@@ -32,12 +32,13 @@ TEST(ModelPlan, AFreshRunTakesTheRegionAndTheSettingsAResumedOneOnlyItsId) {
   o.threads = 1;
   o.run_args = {"--rounds", "2"};
   o.db = "/s/kforge.db";
+  o.python = "/venv/bin/python";
   json region = analysis()["regions"][0];
   auto fresh = run_argv("kforge", o, region, "/o/runs/region-1", 0);
   const std::vector<std::string> want = {"kforge", "run", "/o/regions/region-1.py", "--target", "cpu", "--llm",
                                          "exec:model.py", "--out", "/o/runs/region-1", "--json",
-                                         "/o/runs/region-1/run.json", "--threads", "1", "--rounds", "2", "--db",
-                                         "/s/kforge.db"};
+                                         "/o/runs/region-1/run.json", "--python", "/venv/bin/python", "--threads",
+                                         "1", "--rounds", "2", "--db", "/s/kforge.db"};
   EXPECT_EQ(fresh, want);
   auto resumed = run_argv("kforge", o, region, "/o/runs/region-1", 7);
   const std::vector<std::string> want_resumed = {"kforge", "run", "--resume", "7", "--llm", "exec:model.py", "--json",
@@ -56,6 +57,19 @@ TEST(ModelPlan, KernelEntryFromARunSummary) {
   json failed = kernel_entry(json::parse(R"({"run_id": 5, "status": "interrupted", "best": null})"));
   EXPECT_FALSE(failed.contains("file"));
   EXPECT_FALSE(run_done(failed));
+  EXPECT_TRUE(run_resumable(failed));
+  // A model that did not answer (`manual:` waiting for a reply): resumed, not given up.
+  json waiting = kernel_entry(json::parse(R"({"run_id": 6, "status": "failed", "stop_reason": "llm_error"})"));
+  EXPECT_EQ(waiting["stop_reason"], "llm_error");
+  EXPECT_TRUE(run_resumable(waiting));
+  EXPECT_FALSE(run_resumable(kernel_entry(json::parse(R"({"run_id": 7, "status": "failed",
+                                                          "stop_reason": "evaluation_error"})"))));
+}
+
+TEST(ModelPlan, TheInterpreterIsKeptInTheStoredOptions) {
+  ModelOptions o;
+  o.python = "/venv/bin/python";
+  EXPECT_EQ(options_from_json(to_json(o)).python, "/venv/bin/python");
 }
 
 TEST(ModelPlan, OptionsRoundTrip) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eval/sol_text.h"
+#include "eval/sol_work.h"
 #include "util/quantity_text.h"
 
 namespace kforge::profile {
@@ -58,11 +59,14 @@ json achieved(double median_ms, const json& sol) {
   json a = {{"median_ms", median_ms}};
   if (median_ms <= 0 || !sol.is_object()) return a;
   const double s = median_ms / 1e3;
-  const double bytes = num(sol, "bytes"), flops = num(sol, "flops");
+  const double bytes = num(sol, "bytes");
   a["bytes_per_s"] = bytes / s;
-  a["flops_per_s"] = flops / s;
   if (num(sol, "bandwidth_bytes_per_s") > 0) a["pct_of_bandwidth"] = 100 * bytes / s / num(sol, "bandwidth_bytes_per_s");
-  if (num(sol, "peak_flops_per_s") > 0) a["pct_of_peak_flops"] = 100 * flops / s / num(sol, "peak_flops_per_s");
+  // The FLOP rate of the work that bounds the compute side: a softmax's by its elementwise work.
+  const auto work = eval::sol_arithmetic(sol);
+  a["flops_per_s"] = work ? work->flops / s : 0.0;
+  if (work) a["pct_of_peak_flops"] = 100 * work->flops / s / work->peak_flops_per_s;
+  if (work && work->elementwise) a["flops_are_elementwise"] = true;
   if (num(sol, "sol_ms") > 0) a["pct_of_sol"] = 100 * num(sol, "sol_ms") / median_ms;
   return a;
 }
@@ -122,6 +126,12 @@ json analyze(const json& side, const json& sol) {
                                    "measured for memory streams of this size", bytes_text(num(sol, "bytes")),
                                    num(ach, "bytes_per_s") / 1e9, num(ach, "pct_of_bandwidth"),
                                    num(sol, "bandwidth_bytes_per_s") / 1e9));
+    else if (const auto work = eval::sol_arithmetic(sol); work && work->elementwise)
+      add("arithmetic", fmt::format("elementwise work of {} per call at the FMA units' rate (its transcendentals "
+                                    "included) runs at {}: {:.1f}% of the {} {} vector rate kforge measured",
+                                    flop_text(work->flops), flop_rate_text(num(ach, "flops_per_s")),
+                                    num(ach, "pct_of_peak_flops"), flop_rate_text(work->peak_flops_per_s),
+                                    sol.value("dtype", "")));
     else
       add("arithmetic", fmt::format("{:.4g} GFLOP per call at {}: {:.1f}% of the {} kforge measured ({} matmul)",
                                     num(sol, "flops") / 1e9, flop_rate_text(num(ach, "flops_per_s")),

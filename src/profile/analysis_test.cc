@@ -34,7 +34,43 @@ TEST(Achieved, FiguresAgainstMeasuredPeaks) {
   EXPECT_DOUBLE_EQ(a["bytes_per_s"].get<double>(), 2.56e12);
   EXPECT_NEAR(a["pct_of_bandwidth"].get<double>(), 85.333, 1e-3);
   EXPECT_NEAR(a["pct_of_sol"].get<double>(), 85.333, 1e-3);
-  EXPECT_DOUBLE_EQ(a["pct_of_peak_flops"].get<double>(), 0.0);
+  EXPECT_FALSE(a.contains("pct_of_peak_flops"));  // no arithmetic counted: no share of a FLOP rate
+}
+
+// A softmax-like bound: 0.2 ms of elementwise work on FMA units measured at 50 TFLOP/s, more than
+// its bytes take; the compute side is that work as 1e10 FMA-unit FLOPs against that rate.
+json softmax_sol() {
+  json sol = elementwise_sol();
+  sol.update({{"bound", "compute"}, {"compute_by", "pointwise"}, {"compute_ms", 0.2}, {"pointwise_ms", 0.2},
+              {"pointwise_flops", 4e9}, {"transcendentals", 1e9}, {"sol_ms", 0.2},
+              {"pointwise", {{"by_function", {{"exp", 1e9}}}, {"vector_flops_per_s", 5e13}}}});
+  return sol;
+}
+
+TEST(Achieved, ElementwiseWorkThatBoundsTheComputeSideIsItsFlopRate) {
+  json a = achieved(0.4, softmax_sol());  // half the bound's speed
+  EXPECT_DOUBLE_EQ(a["flops_per_s"].get<double>(), 1e10 / 0.4e-3);
+  EXPECT_NEAR(a["pct_of_peak_flops"].get<double>(), 50.0, 1e-9);
+  EXPECT_TRUE(a.value("flops_are_elementwise", false));
+  json side = {{"achieved", a}};
+  const json out = analyze(side, softmax_sol());
+  EXPECT_EQ(out["bound"], "compute");
+  EXPECT_NEAR(out["pct_of_peak"].get<double>(), 50.0, 1e-9);
+  EXPECT_NE(out["limiters"][0]["text"].get<std::string>().find(
+                "elementwise work of 10 GFLOP per call at the FMA units' rate (its transcendentals included) runs at "
+                "25 TFLOP/s: 50.0% of the 50 TFLOP/s float32 vector rate"),
+            std::string::npos)
+      << out.dump();
+}
+
+TEST(Achieved, AMatmulBoundStaysOnItsRoute) {
+  json sol = elementwise_sol();
+  sol.update({{"flops", 2e12}, {"bound", "compute"}, {"compute_by", "gemm"}, {"pointwise_ms", 0.01},
+              {"pointwise", {{"vector_flops_per_s", 5e13}}}});
+  json a = achieved(100, sol);
+  EXPECT_DOUBLE_EQ(a["flops_per_s"].get<double>(), 2e13);
+  EXPECT_NEAR(a["pct_of_peak_flops"].get<double>(), 40.0, 1e-9);
+  EXPECT_FALSE(a.contains("flops_are_elementwise"));
 }
 
 TEST(Analyze, NcuFiguresMakeTheCallAndNameTheLimiters) {
@@ -126,6 +162,19 @@ TEST(RooflineSvg, RoofPointsAndUnitBars) {
   EXPECT_NE(svg.find("data-side=\"candidate\" data-unit=\"DRAM\""), std::string::npos);
   EXPECT_NE(svg.find("placed by bandwidth"), std::string::npos);  // no FLOPs counted for relu
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(RooflineSvg, ASoftmaxSitsOnTheFmaUnitRoofNotTheAxisEdge) {
+  json doc = document();
+  doc["sol"] = softmax_sol();
+  doc["sides"]["candidate"]["achieved"] = achieved(0.4, softmax_sol());
+  doc["sides"]["reference"]["achieved"] = achieved(0.8, softmax_sol());
+  const std::string svg = roofline_svg(doc);
+  EXPECT_EQ(svg.find("placed by bandwidth"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("FMA-unit roof (elementwise work) 50 TFLOP/s float32"), std::string::npos) << svg;
+  // 1e10 FLOPs over 256 MB: 39.1 FLOP/byte, past the ridge at 50e12 / 3e12 = 16.7 FLOP/byte.
+  EXPECT_NE(svg.find("50% of the roof at 39.1 FLOP/byte"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("25% of the roof at 39.1 FLOP/byte"), std::string::npos) << svg;
 }
 
 TEST(RooflineSvg, WithoutPeaksSaysSo) {

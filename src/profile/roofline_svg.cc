@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/sol_work.h"
 #include "util/markup.h"
 
 namespace kforge::profile {
@@ -47,8 +48,13 @@ struct Point {
 
 std::string roofline_svg(const json& doc) {
   const json sol = doc.value("sol", json::object());
-  const double peak = num(sol, "peak_flops_per_s"), bandwidth = num(sol, "bandwidth_bytes_per_s");
-  const double flops = num(sol, "flops"), bytes = num(sol, "bytes");
+  // The compute roof and the FLOPs placing the points are those that bound the compute side: for a
+  // softmax, its elementwise work against the FMA units' rate (eval/sol_work.h).
+  const auto work = eval::sol_arithmetic(sol);
+  const bool elementwise = work && work->elementwise;
+  const double peak = work ? work->peak_flops_per_s : num(sol, "peak_flops_per_s");
+  const double bandwidth = num(sol, "bandwidth_bytes_per_s");
+  const double flops = work ? work->flops : 0.0, bytes = num(sol, "bytes");
   const json sides = doc.value("sides", json::object());
   const bool bars = sides.contains("candidate") && sides["candidate"].contains("ncu") &&
                     !sides["candidate"]["ncu"].value("kernels", json::array()).empty();
@@ -73,7 +79,7 @@ std::string roofline_svg(const json& doc) {
     const json ach = sides[key].value("achieved", json::object());
     if (num(ach, "median_ms") <= 0 || bytes <= 0) continue;
     if (flops > 0)
-      points.push_back({label, color, flops / bytes, num(ach, "flops_per_s"), false});
+      points.push_back({label, color, flops / bytes, flops / (num(ach, "median_ms") / 1e3), false});
     else  // no FLOPs counted: the point's height under the memory roof is its share of the bandwidth
       points.push_back({label, color, 0, num(ach, "bytes_per_s"), true});
   }
@@ -102,15 +108,18 @@ std::string roofline_svg(const json& doc) {
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" "
                        "y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n", kPlotLeft, y(v), kPlotLeft + kPlotWidth,
                        kPlotLeft - 6, y(v) + 4, si(v, "FLOP/s"));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, minimum "
-                     "traffic)</text>\n", kPlotLeft + kPlotWidth / 2, kPlotTop + kPlotHeight + 34);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity ({}FLOP/byte, minimum "
+                     "traffic)</text>\n", kPlotLeft + kPlotWidth / 2, kPlotTop + kPlotHeight + 34,
+                     elementwise ? "elementwise work as FMA-unit " : "");
   // The roofs: bandwidth up to the ridge, then the arithmetic peak.
   svg += fmt::format("<polyline id=\"roof\" fill=\"none\" stroke=\"#222\" stroke-width=\"2\" points=\"{:.1f},{:.1f} "
                      "{:.1f},{:.1f} {:.1f},{:.1f}\"/>\n", x(x_lo), y(x_lo * bandwidth), x(ridge), y(peak), x(x_hi), y(peak));
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">memory roof {} (measured)</text>\n",
                      x(x_lo) + 6, y(x_lo * bandwidth) - 8, si(bandwidth, "B/s"));
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">compute roof {} {} "
-                     "(measured)</text>\n", x(x_hi) - 6, y(peak) - 6, si(peak, "FLOP/s"), escape_markup(sol.value("dtype", "")));
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{} {} {} "
+                     "(measured)</text>\n", x(x_hi) - 6, y(peak) - 6,
+                     elementwise ? "FMA-unit roof (elementwise work)" : "compute roof", si(peak, "FLOP/s"),
+                     escape_markup(sol.value("dtype", "")));
   double legend_y = kPlotTop + 10;
   for (const auto& p : points) {
     if (p.flops_per_s <= 0) continue;

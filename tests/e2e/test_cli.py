@@ -4,6 +4,7 @@ and the generated completions and man page. Most tests run no evaluation at all;
 use the tiny problem without timing."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -125,6 +126,15 @@ def test_quiet_hides_logs_not_the_result(kforge):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "status: correct" in proc.stdout
     assert " info " not in proc.stderr
+
+
+def test_a_relative_python_path_is_taken_from_where_kforge_runs(kforge):
+    # kforge runs in kforge.tmp; the worker starts elsewhere (the sandbox's working folder).
+    relative = os.path.relpath(ROOT / ".venv" / "bin" / "python", kforge.tmp)
+    assert not os.path.isabs(relative)
+    proc = kforge.run("eval", TINY, candidate("correct"), *CHECK_ONLY, "--python", relative)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "status: correct" in proc.stdout
 
 
 def test_ids_are_accepted_in_both_spellings(kforge):

@@ -184,3 +184,32 @@ def test_ray_refusals_and_a_negative_budget_are_input_errors(kforge):
     budget = kforge.run(*base, "--budget-minutes", "-1")
     assert budget.returncode == 2 and "--budget-minutes" in budget.stderr, budget.stderr
     assert not (kforge.tmp / "kforge-out").exists()
+
+
+def test_a_region_waiting_for_the_models_reply_stops_the_model_to_be_resumed(kforge):
+    # `manual:` with nobody answering: the region's run stops waiting for its first reply. The model
+    # stops there too (no end-to-end measurement without it) and says how to resume; the resumed
+    # model resumes that same run, here with the scripted model answering, and finishes.
+    config = kforge.tmp / "kforge.toml"
+    config.write_text("[llm.manual]\ntimeout_s = 1\n")
+    requests = kforge.tmp / "requests"
+    proc = kforge.run("--config", config, "model", MINI_GPT, "--target", "cpu", "--llm", f"manual:{requests}",
+                      "--top", "1", "--threads", "1", "--no-e2e-compile", "--e2e-reps", "5", "--profile-reps", "3",
+                      *QUICK_RUN, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "is waiting for the model's reply" in proc.stderr and "kforge model --resume" in proc.stderr
+    out = kforge.tmp / "kforge-out" / "model-1"
+    state = json.loads((out / "model.json").read_text())
+    (name, kernel), = state["kernels"].items()
+    assert kernel["stop_reason"] == "llm_error" and kernel["run"] > 0, kernel
+    assert (requests / "request-0001.md").is_file()
+    assert not (out / "report.json").exists()  # not finished without the region
+    # The region's run used the model's interpreter (the store keeps its options).
+    assert state["options"]["python"].startswith("/")
+    log = kforge.tmp / "calls.jsonl"
+    again = kforge.run("--config", config, "model", "--resume", "1", "--llm", scripted(log), timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"kforge run --resume {kernel['run']}" in again.stderr
+    finished = json.loads((out / "model.json").read_text())
+    assert finished["kernels"][name]["status"] == "finished" and finished["kernels"][name]["run"] == kernel["run"]
+    assert (out / "report.json").is_file()
