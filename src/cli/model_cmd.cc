@@ -233,7 +233,9 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
         json& k = kernels[name];
         const double left = budget_s - loop_seconds();
         if (budget_s > 0 && left <= 0) {
+          const json earlier_run = k.value("run", json());  // continued when a resume has budget for it
           k = model::skipped_for_budget(opt.budget_minutes);
+          if (earlier_run.is_number()) k["run"] = earlier_run;
           skipped.push_back(name);
           save();
           fmt::print(stderr, "kforge model: {}: skipped, the loop's budget of {:g} minute(s) is used up\n", name, opt.budget_minutes);
