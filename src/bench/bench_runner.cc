@@ -1,24 +1,19 @@
 #include "bench/bench_runner.h"
 
-#include <csignal>
-
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "bench/evaluation_relay.h"
 #include "bench/outcome.h"
+#include "bench/run_scheduler.h"
 #include "eval/eval_result.h"
 #include "eval/eval_view.h"
 #include "loop/run_options.h"
 #include "loop/run_summary.h"
-#include "util/environment.h"
 #include "util/files.h"
-#include "util/subprocess.h"
 
 namespace kforge::bench {
 
@@ -43,13 +38,11 @@ class Runner {
     rows_ = ctx_.store->bench_problems(ctx_.bench_id);
     for (std::size_t i = 0; i < rows_.size(); ++i)
       if (rows_[i].status != "done") todo_.push_back(i);
-    const int jobs = std::max(1, std::min<int>(ctx_.options.jobs, static_cast<int>(todo_.size())));
-    std::vector<std::thread> workers;
-    for (int k = 0; k < jobs; ++k) {
-      const std::string& device = ctx_.options.devices[k % ctx_.options.devices.size()];
-      workers.emplace_back([this, device] { work(device); });
-    }
-    for (auto& w : workers) w.join();
+    ScheduleOptions schedule_options;
+    schedule_options.jobs = ctx_.options.jobs;
+    schedule_options.devices = ctx_.options.devices;
+    schedule_options.cancel = ctx_.cancel;
+    schedule(todo_.size(), schedule_options, [this](std::size_t k, const std::string& device) { return work(k, device); });
 
     BenchOutcome out;
     out.total = static_cast<int>(rows_.size());
@@ -72,47 +65,46 @@ class Runner {
     return !environment_error_.empty();
   }
 
-  void work(const std::string& device) {
-    while (!cancelled() && !lost_ && !environment_failed()) {
-      std::size_t k = next_.fetch_add(1);
-      if (k >= todo_.size()) return;
-      StoredBenchProblem row = rows_[todo_[k]];
-      ctx_.progress->started(row.name);
-      bool done = true;
-      try {
-        done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
-      } catch (const ExecutorLost& e) {
-        // Not the candidate's failure: the problem stays unfinished for `--resume`.
-        if (!lost_.exchange(true)) ctx_.progress->event(fmt::format("stopping: {}", e.what()));
-        return;
-      } catch (const std::exception& e) {
-        // One problem's failure (an unreadable candidate, a store error) must not end the bench.
-        row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
-                       {"speedup_by_round", json::array()}};
-      }
-      // The problem has no more evaluations in this bench: its kept reference only holds memory.
-      if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
-      // Ctrl-C ends the waits of an evaluation in flight early (util/interrupt.h): what it returned is
-      // abandoned, and the problem stays unfinished for `--resume`.
-      if (cancelled()) return;
-      if (!done) continue;
-      if (row.outcome.value("status", "") == status::kEnvironmentError) {
-        // Every other problem would fail the same way. Left undone: `--resume` on a fixed machine does it.
-        std::lock_guard lock(environment_mutex_);
-        if (environment_error_.empty()) environment_error_ = row.outcome.value("message", "this machine cannot evaluate");
-        return;
-      }
-      row.status = "done";
-      ctx_.store->update_bench_problem(ctx_.bench_id, row);
-      // The stored summary keeps what else it holds (the command line the bench was started with).
-      json summary_so_far = json::object();
-      if (auto b = ctx_.store->bench(ctx_.bench_id); b && b->summary.is_object()) summary_so_far = b->summary;
-      summary_so_far["wall_seconds"] = wall_seconds();
-      ctx_.store->set_bench_status(ctx_.bench_id, "running", summary_so_far);
-      std::string summary = short_summary(row.outcome);
-      if (row.outcome.contains("node")) summary += fmt::format(" [{}]", row.outcome["node"].get<std::string>());
-      ctx_.progress->finished(row.name, row.outcome.value("correct", false), summary);
+  // Problem todo_[k] on `device`; false: no other problem starts (bench/run_scheduler.h).
+  bool work(std::size_t k, const std::string& device) {
+    if (lost_ || environment_failed()) return false;
+    StoredBenchProblem row = rows_[todo_[k]];
+    ctx_.progress->started(row.name);
+    bool done = true;
+    try {
+      done = ctx_.options.mode == "llm" ? run_llm(row, device) : run_candidate(row, device);
+    } catch (const ExecutorLost& e) {
+      // Not the candidate's failure: the problem stays unfinished for `--resume`.
+      if (!lost_.exchange(true)) ctx_.progress->event(fmt::format("stopping: {}", e.what()));
+      return false;
+    } catch (const std::exception& e) {
+      // One problem's failure (an unreadable candidate, a store error) must not end the bench.
+      row.outcome = {{"status", "bench_error"}, {"correct", false}, {"message", e.what()},
+                     {"speedup_by_round", json::array()}};
     }
+    // The problem has no more evaluations in this bench: its kept reference only holds memory.
+    if (ctx_.options.mode != "llm") ctx_.executor->problem_done(row.problem);
+    // Ctrl-C ends the waits of an evaluation in flight early (util/interrupt.h): what it returned is
+    // abandoned, and the problem stays unfinished for `--resume`.
+    if (cancelled()) return false;
+    if (!done) return true;
+    if (row.outcome.value("status", "") == status::kEnvironmentError) {
+      // Every other problem would fail the same way. Left undone: `--resume` on a fixed machine does it.
+      std::lock_guard lock(environment_mutex_);
+      if (environment_error_.empty()) environment_error_ = row.outcome.value("message", "this machine cannot evaluate");
+      return false;
+    }
+    row.status = "done";
+    ctx_.store->update_bench_problem(ctx_.bench_id, row);
+    // The stored summary keeps what else it holds (the command line the bench was started with).
+    json summary_so_far = json::object();
+    if (auto b = ctx_.store->bench(ctx_.bench_id); b && b->summary.is_object()) summary_so_far = b->summary;
+    summary_so_far["wall_seconds"] = wall_seconds();
+    ctx_.store->set_bench_status(ctx_.bench_id, "running", summary_so_far);
+    std::string summary = short_summary(row.outcome);
+    if (row.outcome.contains("node")) summary += fmt::format(" [{}]", row.outcome["node"].get<std::string>());
+    ctx_.progress->finished(row.name, row.outcome.value("correct", false), summary);
+    return true;
   }
 
   // --- candidates mode --------------------------------------------------------------------------
@@ -186,7 +178,7 @@ class Runner {
                                         loop::to_json(o));
   }
 
-  bool relays() const { return ctx_.executor && ctx_.executor->relays_runs(); }
+  bool relays() const { return relays_runs(ctx_.executor); }
 
   bool run_llm(StoredBenchProblem& row, const std::string& device) {
     auto start = Clock::now();
@@ -194,41 +186,15 @@ class Runner {
       row.run_id = create_run(row, device);
       row.status = "running";
     }
-    SpawnOptions spawn;
-    spawn.argv = {ctx_.kforge_exe.string()};
-    if (ctx_.config_path) spawn.argv.insert(spawn.argv.end(), {"--config", ctx_.config_path->string()});
-    spawn.argv.insert(spawn.argv.end(), {"run", "--resume", std::to_string(row.run_id), "--db", ctx_.db_path.string()});
-    // The run's evaluations come here and go through the bench's executor (bench/evaluation_relay.h).
-    std::optional<EvaluationRelay> relay;
-    if (relays()) {
-      relay.emplace(*ctx_.executor);
-      spawn.argv.push_back("--relay-evaluations");
-    }
-    spawn.env = current_environment();
-    spawn.log_cap_bytes = 1ull << 30;
-    fs::create_directories(ctx_.log_dir);
-    spawn.log_file = ctx_.log_dir / fmt::format("{}-run-{}.log", row.name, row.run_id);
-    auto child = Subprocess::spawn(spawn);
-    bool interrupted = false;
-    std::string line;
-    while (true) {
-      if (relay) relay->deliver([&](const std::string& answer) { return child->send_line(answer); });
-      auto outcome = child->wait_line(Clock::now() + std::chrono::milliseconds(relay ? 50 : 200), &line);
-      if (outcome == WaitOutcome::kExited) break;
-      if (outcome == WaitOutcome::kReply && relay) relay->handle(line);
-      if (cancelled() && !interrupted) {
-        ::kill(child->pid(), SIGINT);  // the run stops after its current step and can be resumed
-        interrupted = true;
-      }
-    }
-    child->finish(std::chrono::milliseconds(0));
-    std::string node;
-    if (relay) {
-      const std::string lost = relay->lost();
-      node = relay->last_node();
-      relay.reset();  // waits for requests the run no longer waits for
+    std::vector<std::string> argv = {ctx_.kforge_exe.string()};
+    if (ctx_.config_path) argv.insert(argv.end(), {"--config", ctx_.config_path->string()});
+    argv.insert(argv.end(), {"run", "--resume", std::to_string(row.run_id), "--db", ctx_.db_path.string()});
+    const fs::path log_file = ctx_.log_dir / fmt::format("{}-run-{}.log", row.name, row.run_id);
+    ChildRunResult child = run_child_run(std::move(argv), log_file, ctx_.executor, ctx_.cancel);
+    const bool interrupted = child.interrupted;
+    if (!child.lost.empty()) {
       auto run = ctx_.store->run(row.run_id);
-      if (!lost.empty() && run && run->status != "finished") throw ExecutorLost(lost);  // resumed with the bench
+      if (run && run->status != "finished") throw ExecutorLost(child.lost);  // resumed with the bench
     }
     auto run = ctx_.store->run(row.run_id);
     if (interrupted && run && run->status != "finished") return false;  // resumed with the bench
@@ -243,9 +209,8 @@ class Runner {
     }
     row.outcome = outcome_from_run(summary);
     if (run && run->status == "running")  // the child died without recording an end
-      row.outcome["message"] = fmt::format("kforge run ended with {}; log: {}", child->exit_status().describe(),
-                                           spawn.log_file.string());
-    if (!node.empty()) row.outcome["node"] = node;  // where its latest evaluation ran
+      row.outcome["message"] = fmt::format("kforge run ended with {}; log: {}", child.exit.describe(), log_file.string());
+    if (!child.node.empty()) row.outcome["node"] = child.node;  // where its latest evaluation ran
     row.outcome["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
     return true;
   }
@@ -254,7 +219,6 @@ class Runner {
   Clock::time_point start_;
   std::vector<StoredBenchProblem> rows_;
   std::vector<std::size_t> todo_;
-  std::atomic<std::size_t> next_{0};
   std::atomic<bool> lost_{false};  // the executor can run nothing more
   std::mutex environment_mutex_;
   std::string environment_error_;  // set by the first problem this machine cannot evaluate

@@ -1,5 +1,6 @@
 #include "bench/eval_request.h"
 
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -12,10 +13,67 @@ namespace kforge::bench {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+namespace {
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64_encode(const std::string& in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += {kBase64[v >> 18], kBase64[(v >> 12) & 63], kBase64[(v >> 6) & 63], kBase64[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    const unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    out += {kBase64[v >> 18], kBase64[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += {kBase64[v >> 18], kBase64[(v >> 12) & 63], kBase64[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+std::string base64_decode(const std::string& in) {
+  std::string out;
+  unsigned v = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    const char* at = std::strchr(kBase64, c);
+    if (c == '\0' || !at) throw InputError("evaluation request: a problem data file is not base64");
+    v = (v << 6) | static_cast<unsigned>(at - kBase64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((v >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+// The problem's weights, `<stem>.pt` beside it (the region problems of `kforge model` load theirs so).
+json problem_data(const fs::path& problem) {
+  json data = json::array();
+  fs::path weights = problem;
+  weights.replace_extension(".pt");
+  if (!fs::is_regular_file(weights)) return data;
+  if (fs::file_size(weights) > kMaxProblemDataBytes)
+    throw InputError(fmt::format("{} is {} MiB: a problem's weights travel to a node with each evaluation, and at most {} MiB do",
+                                 weights.string(), fs::file_size(weights) >> 20, kMaxProblemDataBytes >> 20));
+  data.push_back({{"file", weights.filename().string()}, {"base64", base64_encode(read_file(weights))}});
+  return data;
+}
+
+}  // namespace
+
 json make_eval_request(const EvalOptions& o) {
   json r = {{"version", kEvalRequestVersion},
             {"kind", "evaluation"},
-            {"problem", {{"file", o.problem.filename().string()}, {"source", read_file(o.problem)}}},
+            {"problem", {{"file", o.problem.filename().string()}, {"source", read_file(o.problem)},
+                         {"data", problem_data(o.problem)}}},
             {"candidate", {{"file", o.candidate.filename().string()}, {"source", read_file(o.candidate)}}},
             {"target", o.target.name},
             {"device", o.device},
@@ -86,6 +144,11 @@ EvalOptions eval_options_from_request(const json& r, const TargetRegistry& regis
     o.target = registry.get(r.at("target").get<std::string>());
     // Separate folders: the candidate's sandbox hides the problem file by its path.
     o.problem = write_source(r.at("problem"), "problem", workdir / "problem");
+    for (const auto& d : r.at("problem").value("data", json::array())) {  // beside it, where it reads them
+      std::ofstream out(workdir / "problem" / safe_file_name(d, "problem data"), std::ios::binary);
+      out << base64_decode(d.at("base64").get<std::string>());
+      if (!out) throw InputError("evaluation request: cannot write a problem data file");
+    }
     o.candidate = write_source(r.at("candidate"), "candidate", workdir / "candidate");
     o.device = r.at("device").get<std::string>();
     o.overrides = r.at("overrides").get<std::map<std::string, std::string>>();

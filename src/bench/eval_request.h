@@ -6,6 +6,7 @@
 // environment stay behind, so nothing secret is in a request.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +18,11 @@ namespace kforge::bench {
 
 inline constexpr int kEvalRequestVersion = 2;  // 2: `kind`, pairs
 
-// Reads the problem and candidate files of `options`.
+// A problem's weights file (`<stem>.pt` beside it, as `kforge model` writes its regions) travels
+// with it, base64-encoded, up to this size.
+inline constexpr std::uintmax_t kMaxProblemDataBytes = 256ull << 20;
+
+// Reads the problem and candidate files of `options` (and the problem's weights file, if any).
 nlohmann::json make_eval_request(const EvalOptions& options);
 // A head-to-head timing of `best` and `challenger` with `options`' settings (options.candidate unused).
 nlohmann::json make_pair_request(const EvalOptions& options, const std::filesystem::path& best,

@@ -70,6 +70,27 @@ TEST_F(EvalRequestTest, CarriesSourcesAndSettingsButNotTheConfig) {
   EXPECT_EQ(back.log_dir, dir_ / "node" / "logs");
 }
 
+TEST_F(EvalRequestTest, AProblemsWeightsTravelBesideIt) {
+  EXPECT_TRUE(make_eval_request(options())["problem"]["data"].empty());
+  std::string weights;
+  for (int i = 0; i < 1000; ++i) weights.push_back(static_cast<char>(i * 37 % 256));  // binary, with NULs
+  for (std::size_t n : {weights.size(), weights.size() - 1, weights.size() - 2}) {  // each base64 padding
+    std::ofstream(dir_ / "in" / "01_relu.pt", std::ios::binary) << weights.substr(0, n);
+    nlohmann::json r = make_eval_request(options());
+    ASSERT_EQ(r["problem"]["data"].size(), 1u);
+    EXPECT_EQ(r["problem"]["data"][0]["file"], "01_relu.pt");
+    EXPECT_NO_THROW((void)r.dump());  // valid JSON text
+    fs::remove_all(dir_ / "node");
+    EvalOptions back = eval_options_from_request(r, registry_, dir_ / "node");
+    EXPECT_EQ(read_file(dir_ / "node" / "problem" / "01_relu.pt"), weights.substr(0, n));
+  }
+  nlohmann::json bad = make_eval_request(options());
+  bad["problem"]["data"][0]["file"] = "../escape.pt";
+  EXPECT_THROW(eval_options_from_request(bad, registry_, dir_ / "node"), InputError);
+  bad["problem"]["data"][0] = {{"file", "01_relu.pt"}, {"base64", "not*base64"}};
+  EXPECT_THROW(eval_options_from_request(bad, registry_, dir_ / "node"), InputError);
+}
+
 TEST_F(EvalRequestTest, RejectsFileNamesThatLeaveTheFolderAndMalformedRequests) {
   nlohmann::json r = make_eval_request(options());
   for (const char* bad : {"../escape.py", "", "..", "a/b.py"}) {

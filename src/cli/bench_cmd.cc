@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <thread>
 
@@ -16,10 +15,10 @@
 #include "bench/bench_report.h"
 #include "bench/bench_runner.h"
 #include "bench/local_executor.h"
-#include "bench/ray_executor.h"
 #include "bench/suite.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "cli/executor_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/result_output.h"
@@ -49,23 +48,11 @@ struct BenchArgs {
   bench::BenchOptions options;
   EvalFlags flags;
   std::string device_list, db;
-  std::string executor, ray_address;  // empty: kforge.toml's [bench], else local
+  ExecutorFlags executor;  // --executor, --ray-address (cli/executor_flags.h)
   std::optional<double> temperature;
   std::string resume;  // N or bench-N
   ResultOutput out;
 };
-
-// Where evaluations run: --executor/--ray-address, else kforge.toml's [bench] executor/ray_address,
-// else the stored choice (a resumed bench), else local.
-void choose_executor(const BenchArgs& a, const Config& config, bench::BenchOptions& o) {
-  if (!a.executor.empty()) o.executor = a.executor;
-  else if (auto e = config.get_string("bench.executor"); e && o.executor == "local") o.executor = *e;
-  o.executor = bench::parse_executor(o.executor);
-  if (!a.ray_address.empty()) o.ray_address = a.ray_address;
-  else if (auto r = config.get_string("bench.ray_address"); r && o.ray_address.empty()) o.ray_address = *r;
-  if (o.executor != "ray") return;
-  if (!o.run.sandbox) throw InputError("--executor ray evaluates only inside the candidate sandbox: drop --no-sandbox");
-}
 
 // A new bench: the suite, its candidates and the settings, all stored before anything runs.
 std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Config& config, Store& store) {
@@ -84,15 +71,10 @@ std::int64_t create_bench(BenchArgs& a, const TargetRegistry& registry, const Co
       throw InputError(fmt::format("--candidates: not a directory: {}", o.candidates_dir));
     o.candidates_dir = fs::absolute(o.candidates_dir).lexically_normal().string();
   }
-  choose_executor(a, config, o);
-  if (o.executor == "ray" && !a.device_list.empty())
-    throw InputError("--device picks this host's devices; with --executor ray, Ray places each evaluation");
+  choose_executor(a.executor, config, o.run.sandbox, !a.device_list.empty(), o.executor, o.ray_address);
   o.devices = a.device_list.empty() ? std::vector<std::string>{target.device} : bench::parse_device_list(a.device_list);
-  if (o.jobs <= 0 && o.executor == "local") {  // ray: from the cluster's devices, each session
-    // On a GPU one problem can build while another is timed; the CPU times best with nothing else running.
-    unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-    o.jobs = o.devices == std::vector<std::string>{"cpu"} ? 1 : static_cast<int>(std::min<std::size_t>(cpus, 2 * o.devices.size()));
-  }
+  // ray: from the cluster's devices, each session
+  if (o.jobs <= 0 && o.executor == "local") o.jobs = default_local_jobs(o.devices, std::thread::hardware_concurrency());
   o.run.temperature = a.temperature;
   if (!o.run.prompts_dir.empty()) o.run.prompts_dir = fs::absolute(o.run.prompts_dir).string();
 
@@ -146,8 +128,8 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   }
   bench::BenchOptions opt = bench::options_from_json(store.bench(id)->options);
   if (resume > 0 && !a.options.run.llm.empty()) opt.run.llm = a.options.run.llm;  // e.g. a moved transcript
-  if (resume > 0 && (!a.executor.empty() || !a.ray_address.empty())) {  // e.g. resumed on a cluster
-    choose_executor(a, config, opt);
+  if (resume > 0 && (!a.executor.executor.empty() || !a.executor.ray_address.empty())) {  // e.g. resumed on a cluster
+    choose_executor(a.executor, config, opt.run.sandbox, false, opt.executor, opt.ray_address);
     store.set_bench_options(id, bench::to_json(opt));
   }
 
@@ -167,28 +149,11 @@ int run_bench_command(BenchArgs& a, const GlobalOptions& global) {
   apply_run_options(opt.run, e);
   apply_config(config, opt.run.python, e);
 
-  std::unique_ptr<bench::Executor> executor;
-  bench::LocalExecutor* local = nullptr;  // the executor, when it is local
-  std::string where = fmt::format("{}", fmt::join(opt.devices, ","));
-  if (opt.executor == "ray") {
-    bench::RayExecutorOptions r;
-    r.address = opt.ray_address;
-    r.python = e.python;
-    r.kforge_exe = ctx.kforge_exe;
-    r.device_kind = e.target.device;
-    r.log_file = ctx.log_dir / "ray-bridge.log";
-    r.local_cpus = available_cpus();
-    auto ray = std::make_unique<bench::RayExecutor>(r);
-    // One evaluation checked while another is timed on each device, as on a local GPU.
-    if (opt.jobs <= 0) opt.jobs = std::max(1, static_cast<int>(std::ceil(2 * ray->device_units())));
-    where = fmt::format("Ray cluster {} ({} node{}, {} {} unit{})", opt.ray_address.empty() ? "started here" : ray->address(),
-                        ray->nodes(), ray->nodes() == 1 ? "" : "s", ray->device_units(),
-                        e.target.device == "cpu" ? "kforge_cpu" : "GPU", ray->device_units() == 1 ? "" : "s");
-    executor = std::move(ray);
-  } else {
-    local = new bench::LocalExecutor();
-    executor.reset(local);
-  }
+  StartedExecutor started = start_executor(opt.executor, opt.ray_address, opt.jobs, opt.devices, e, ctx.kforge_exe, ctx.log_dir);
+  std::unique_ptr<bench::Executor> executor = std::move(started.executor);
+  bench::LocalExecutor* local = started.local;
+  const std::string where = started.where;
+  opt.jobs = started.jobs;
   ctx.options.jobs = opt.jobs;
   ctx.executor = executor.get();
 
@@ -247,13 +212,8 @@ void register_bench_command(CLI::App& app, GlobalOptions& global, int* exit_code
   auto* llm = cmd->add_option("--llm", o.llm, "Generate with this model (KIND:ARGUMENT, as for `kforge run`)");
   cmd->add_option("--candidates", a->options.candidates_dir,
                   "Evaluate the files of DIR instead, DIR/<problem file name> for each problem")->excludes(llm);
-  cmd->add_option("--jobs", a->options.jobs, "Problems in progress at once (0: 1 on the CPU, 2 per GPU)")
-      ->check(CLI::Range(0, 256))->capture_default_str();
+  add_executor_flags(cmd, a->executor, a->options.jobs, "Problems in progress at once (0: 1 on the CPU, 2 per GPU)");
   cmd->add_option("--device", a->device_list, "Devices, comma-separated (cuda:0,cuda:1); default: the target's");
-  cmd->add_option("--executor", a->executor, "Where evaluations run: local (this host) or ray (a Ray cluster); default: "
-                  "kforge.toml's [bench] executor, else local")->check(CLI::IsMember({"local", "ray"}));
-  cmd->add_option("--ray-address", a->ray_address, "With --executor ray: a running Ray cluster (default: start a "
-                  "local Ray instance for this bench and stop it after)");
   cmd->add_option("--resume", a->resume, "Continue bench BENCH (N or bench-N) from the store, with its stored settings");
   cmd->add_option("-o,--out", a->options.out_dir, "Output directory (default ./kforge-out/bench-N)");
   add_db_option(cmd, a->db);

@@ -4,13 +4,19 @@
 // any problem; the worker then installs their best kernels into the model, verifies the whole model
 // against the original and measures it end to end (finish). Everything lands in kforge-out/model-N,
 // and `kforge model --resume N` continues where it stopped (docs/model.md).
+#include <chrono>
 #include <fstream>
+#include <mutex>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "bench/run_scheduler.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "cli/executor_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/resume.h"
@@ -29,6 +35,7 @@ namespace kforge {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -41,12 +48,25 @@ struct ModelArgs {
   std::string seed;
   bool no_compile_baseline = false, no_profile = false, no_e2e_compile = false;
   std::vector<std::string> run_args;
+  ExecutorFlags executor;           // --executor, --ray-address (cli/executor_flags.h)
+  int jobs = 0;
+  double budget_minutes = 0;
+  bool jobs_given = false, budget_given = false;  // on a resume, they replace the stored ones
   ResultOutput out;
 };
 
 json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
 void write_json(const fs::path& path, const json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
+
+// The executor, --jobs and --budget-minutes: a new model's, or on a resume the stored ones unless given
+// again (where its evaluations run and how many at once change no result's meaning).
+void settle_schedule(const ModelArgs& a, const Config& config, model::ModelOptions& opt) {
+  if (a.jobs_given) opt.jobs = a.jobs;
+  if (a.budget_given) opt.budget_minutes = a.budget_minutes;
+  choose_executor(a.executor, config, !model::has_flag(opt.run_args, "--no-sandbox"), !opt.device.empty(), opt.executor,
+                  opt.ray_address);
+}
 
 // kforge-out/model-N from N, model-N or a folder.
 fs::path resume_dir(const std::string& what) {
@@ -58,6 +78,12 @@ fs::path resume_dir(const std::string& what) {
   if (!fs::is_regular_file(dir / "model.json"))
     throw InputError(fmt::format("--resume {}: no model.json in {}", what, dir.string()));
   return dir;
+}
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}+00:00", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms);
 }
 
 std::string share_text(double share) { return fmt::format("{:.1f}%", 100 * share); }
@@ -75,6 +101,9 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     state = read_json(out / "model.json");
     opt = model::options_from_json(state.at("options"));
     if (!a.options.llm.empty()) opt.llm = a.options.llm;
+    settle_schedule(a, config, opt);
+    state["options"] = model::to_json(opt);
+    write_json(out / "model.json", state);
   } else {
     opt = a.options;
     if (opt.model.empty() == opt.hf_config.empty())
@@ -95,6 +124,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     if (a.no_profile) opt.run_args.push_back("--no-profile");
     opt.run_args.insert(opt.run_args.end(), a.run_args.begin(), a.run_args.end());
     opt.e2e_compile = !a.no_e2e_compile;
+    settle_schedule(a, config, opt);
     if (!opt.db.empty()) opt.db = fs::absolute(opt.db).string();
     out = opt.out_dir.empty() ? model::next_model_dir(fs::current_path() / "kforge-out") : fs::absolute(opt.out_dir);
     opt.out_dir = out.string();
@@ -157,40 +187,137 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
                r.contains("skipped") ? " — skipped: " + r["skipped"].get<std::string>() : "");
   }
 
-  // 2. The loop on the regions that matter.
+  // 2. The loop on the regions that matter: `jobs` runs at once, their evaluations where the
+  // executor runs them (cli/executor_flags.h), no run started once the loop's budget is used up.
   const std::string kforge = fs::read_symlink("/proc/self/exe").string();
   json& kernels = state["kernels"];
+  std::vector<json> todo;
   for (const auto& region : model::top_regions(analysis, opt.top)) {
-    const std::string name = region["name"];
-    const fs::path run_dir = out / "runs" / name;
-    json& k = kernels[name];
+    json& k = kernels[region["name"].get<std::string>()];
     if (!k.is_object()) k = json::object();
-    if (model::run_done(k)) continue;
-    const std::int64_t resume_run = k.value("run", 0);
-    auto argv = model::run_argv(kforge, opt, region, run_dir, resume_run);
-    if (global.config_path) argv.insert(argv.begin() + 1, {"--config", global.config_path->string()});
-    fmt::print(stderr, "kforge model: {} ({}, {} of the time): kforge run{} (log: {})\n", name, region["kind"].get<std::string>(),
-               share_text(region["share"]), resume_run > 0 ? fmt::format(" --resume {}", resume_run) : "",
-               (run_dir / "run.log").string());
-    fs::create_directories(run_dir);
-    auto r = model::run_child(argv, {}, run_dir / "run.log");
-    if (fs::is_regular_file(run_dir / "summary.json")) {
-      k = model::kernel_entry(read_json(run_dir / "summary.json"));
-    } else {
-      k = {{"status", "error"}, {"error", fmt::format("kforge run {}; see {}", r.describe(), (run_dir / "run.log").string())}};
-    }
-    write_json(out / "model.json", state);
-    fmt::print(stderr, "kforge model: {}: run {} {}{}\n", name, k.value("run", 0), k.value("status", "?"),
-               k.contains("speedup") && k["speedup"].is_number() ? fmt::format(", best {:.2f}x", k["speedup"].get<double>()) : "");
-    if (llm::is_cancelled(&llm::global_cancel_flag()) || model::run_resumable(k)) {
-      if (k.value("stop_reason", "") == "llm_error")
-        fmt::print(stderr, "kforge: model stopped: {}'s run is waiting for the model's reply (see {}); resume with: "
-                           "kforge model --resume {}\n", name, (run_dir / "run.log").string(), out.string());
-      else
-        fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
-      return kExitFailed;
-    }
+    if (!model::run_done(k)) todo.push_back(region);
   }
+  const double budget_s = 60 * opt.budget_minutes;
+  const double used_before = state.value("loop_seconds", 0.0);
+  const auto loop_start = Clock::now();
+  auto loop_seconds = [&] { return used_before + std::chrono::duration<double>(Clock::now() - loop_start).count(); };
+  std::vector<std::string> skipped;  // for the budget, in this session
+  std::string lost;                  // why the executor can run nothing more
+  bool stopped = false;              // Ctrl-C, or a run that stopped to be resumed
+  std::string waiting;               // the first run that stopped waiting for the model's reply
+  if (!todo.empty()) {
+    StartedExecutor started = start_executor(opt.executor, opt.ray_address, opt.jobs, {device}, e, kforge, out);
+    const bool relays = bench::relays_runs(started.executor.get());
+    fmt::print(stderr, "kforge model: {} region run{} on {}, {} at a time{}\n", todo.size(), todo.size() == 1 ? "" : "s",
+               started.where, started.jobs,
+               budget_s > 0 ? fmt::format(", {:g} minute(s) of budget ({:.0f} s used)", opt.budget_minutes, used_before) : "");
+    if (started.local && started.jobs > 1 && device == "cpu")
+      fmt::print(stderr, "kforge model: note: with --jobs > 1 on the CPU, the runs' timings disturb each other\n");
+    std::mutex mutex;  // model.json, the kernels and the progress lines
+    auto save = [&] {
+      state["loop_seconds"] = loop_seconds();
+      write_json(out / "model.json", state);
+    };
+    bench::ScheduleOptions schedule_options;
+    schedule_options.jobs = started.jobs;
+    schedule_options.devices = {device};
+    schedule_options.cancel = &llm::global_cancel_flag();
+    bench::schedule(todo.size(), schedule_options, [&](std::size_t i, const std::string&) {
+      const json& region = todo[i];
+      const std::string name = region["name"];
+      const fs::path run_dir = out / "runs" / name;
+      std::vector<std::string> argv;
+      std::int64_t resume_run = 0;
+      {
+        std::lock_guard lock(mutex);
+        json& k = kernels[name];
+        const double left = budget_s - loop_seconds();
+        if (budget_s > 0 && left <= 0) {
+          const json earlier_run = k.value("run", json());  // continued when a resume has budget for it
+          k = model::skipped_for_budget(opt.budget_minutes);
+          if (earlier_run.is_number()) k["run"] = earlier_run;
+          skipped.push_back(name);
+          save();
+          fmt::print(stderr, "kforge model: {}: skipped, the loop's budget of {:g} minute(s) is used up\n", name, opt.budget_minutes);
+          return true;  // the regions after it are skipped the same way
+        }
+        resume_run = k.value("run", 0);
+        argv = model::run_argv(kforge, opt, region, run_dir, resume_run);
+        if (resume_run == 0) {  // a resumed run keeps the settings it was started with
+          // The run stops starting rounds when the loop's budget ends (its round in progress ends as usual).
+          if (budget_s > 0) argv = model::with_time_limit(std::move(argv), left);
+          // A profile runs the candidate on this host, where a relayed run's evaluations do not run.
+          if (relays && !model::has_flag(argv, "--no-profile")) argv.push_back("--no-profile");
+        }
+        if (global.config_path) argv.insert(argv.begin() + 1, {"--config", global.config_path->string()});
+        fmt::print(stderr, "kforge model: {} ({}, {} of the time): kforge run{} (log: {})\n", name, region["kind"].get<std::string>(),
+                   share_text(region["share"]), resume_run > 0 ? fmt::format(" --resume {}", resume_run) : "",
+                   (run_dir / "run.log").string());
+        fs::create_directories(run_dir);
+        fs::remove(run_dir / "summary.json");  // an earlier session's: what this run writes is read below
+      }
+      const std::string started_at = utc_now();
+      const auto start = Clock::now();
+      bench::ChildRunResult r = bench::run_child_run(argv, run_dir / "run.log", started.executor.get(), &llm::global_cancel_flag());
+      std::lock_guard lock(mutex);
+      json& k = kernels[name];
+      if (fs::is_regular_file(run_dir / "summary.json")) {
+        k = model::kernel_entry(read_json(run_dir / "summary.json"));
+      } else {
+        std::string log;
+        try {
+          log = read_file(run_dir / "run.log");
+        } catch (const std::exception&) {
+        }
+        const std::string said = model::error_line_in_log(log);
+        k = {{"status", "error"}, {"error", fmt::format("kforge run {}{}; see {}", r.exit.describe(), said.empty() ? "" : " (" + said + ")",
+                                                       (run_dir / "run.log").string())}};
+        // The run it created is continued by the next --resume.
+        if (const std::int64_t id = resume_run > 0 ? resume_run : model::run_id_in_log(log); id > 0) k["run"] = id;
+      }
+      k["started_at"] = started_at;
+      k["ended_at"] = utc_now();
+      k["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+      if (!r.node.empty()) k["node"] = r.node;
+      save();
+      fmt::print(stderr, "kforge model: {}: run {} {}{}{}\n", name, k.value("run", 0), k.value("status", "?"),
+                 k.contains("speedup") && k["speedup"].is_number() ? fmt::format(", best {:.2f}x", k["speedup"].get<double>()) : "",
+                 k.contains("error") ? ": " + k["error"].get<std::string>() : "");
+      if (!r.lost.empty() && !model::run_done(k)) {
+        if (lost.empty()) lost = r.lost;
+        return false;  // not the region's failure: left for --resume
+      }
+      // Interrupted, or waiting for the model's reply: the model stops to be resumed rather than finish without it.
+      if (llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted || model::run_resumable(k)) {
+        if (k.value("stop_reason", "") == "llm_error" && waiting.empty())
+          waiting = fmt::format("{}'s run is waiting for the model's reply (see {})", name, (run_dir / "run.log").string());
+        stopped = true;
+        return false;
+      }
+      return true;  // a failed region is recorded; the others go on
+    });
+    save();
+  }
+  if (budget_s > 0) {
+    state["budget"] = {{"minutes", opt.budget_minutes}, {"used_seconds", state.value("loop_seconds", 0.0)},
+                       {"skipped", skipped}};
+    write_json(out / "model.json", state);
+  }
+  if (!lost.empty()) {
+    fmt::print(stderr, "kforge: model stopped: {}\nresume with: kforge model --resume {}\n", lost, out.string());
+    return kExitFailed;
+  }
+  if (stopped || llm::is_cancelled(&llm::global_cancel_flag())) {
+    if (!waiting.empty())
+      fmt::print(stderr, "kforge: model stopped: {}; resume with: kforge model --resume {}\n", waiting, out.string());
+    else
+      fmt::print(stderr, "kforge: model interrupted; resume with: kforge model --resume {}\n", out.string());
+    return kExitFailed;
+  }
+  if (!skipped.empty())
+    fmt::print(stderr, "kforge model: {} region(s) skipped for the budget ({}): the loop's {:g} minute(s) were used up; "
+               "`kforge model --resume {} --budget-minutes M` runs them with a larger budget\n",
+               skipped.size(), fmt::join(skipped, ", "), opt.budget_minutes, out.string());
 
   // 3. Back into the model: installed, verified and measured end to end.
   write_json(out / "kernels.json", kernels);
@@ -239,13 +366,22 @@ void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--profile-reps", o.profile_reps, "Forwards timed to attribute the model's time")->check(CLI::Range(1, 10000))->capture_default_str();
   cmd->add_option("--e2e-reps", o.e2e_reps, "Interleaved forwards per variant end to end")->check(CLI::Range(3, 100000))->capture_default_str();
   cmd->add_flag("--no-e2e-compile", a->no_e2e_compile, "No torch.compile variant end to end");
+  add_executor_flags(cmd, a->executor, a->jobs, "Region runs in progress at once (0: 1 on the CPU, 2 per GPU; "
+                     "with Ray, 2 per device unit of the cluster)");
+  cmd->add_option("--budget-minutes", a->budget_minutes, "Wall time of the regions' runs for the whole model: no region's "
+                  "run starts once it is used up, and each run stops starting rounds when it ends (0: no limit)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   cmd->add_option("--python", a->python, "Interpreter for the worker (default: worker.python, then python3)");
   cmd->add_option("--resume", a->resume, "Continue model N (kforge-out/model-N, or its folder) where it stopped");
   cmd->add_option("-o,--out", o.out_dir, "Output folder (default ./kforge-out/model-N)");
   add_db_option(cmd, o.db);
   add_json_option(cmd, a->out, "the report (as report.json)");
   cmd->callback([a, cmd, &global, exit_code] {
-    if (!a->resume.empty()) reject_settings_with_resume(*cmd, {"resume", "llm", "json", "python"}, "model");
+    if (!a->resume.empty())
+      reject_settings_with_resume(*cmd, {"resume", "llm", "json", "python", "executor", "ray-address", "jobs", "budget-minutes"},
+                                  "model");
+    a->jobs_given = cmd->count("--jobs") > 0;
+    a->budget_given = cmd->count("--budget-minutes") > 0;
     *exit_code = run_model(*a, global);
   });
 }

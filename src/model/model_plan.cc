@@ -1,5 +1,9 @@
 #include "model/model_plan.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace kforge::model {
@@ -12,7 +16,9 @@ json to_json(const ModelOptions& o) {
           {"device", o.device},       {"llm", o.llm},         {"top", o.top},
           {"run_args", o.run_args},   {"threads", o.threads}, {"profile_reps", o.profile_reps},
           {"e2e_reps", o.e2e_reps},   {"e2e_compile", o.e2e_compile},
-          {"db", o.db},               {"out_dir", o.out_dir}, {"python", o.python}};
+          {"db", o.db},               {"out_dir", o.out_dir}, {"python", o.python},
+          {"executor", o.executor},   {"ray_address", o.ray_address}, {"jobs", o.jobs},
+          {"budget_minutes", o.budget_minutes}};
 }
 
 ModelOptions options_from_json(const json& j) {
@@ -32,6 +38,10 @@ ModelOptions options_from_json(const json& j) {
   o.db = j.value("db", "");
   o.out_dir = j.value("out_dir", "");
   o.python = j.value("python", "");
+  o.executor = j.value("executor", "local");
+  o.ray_address = j.value("ray_address", "");
+  o.jobs = j.value("jobs", 0);
+  o.budget_minutes = j.value("budget_minutes", 0.0);
   return o;
 }
 
@@ -70,6 +80,64 @@ json kernel_entry(const json& s) {
     k["speedup"] = best.value("speedup_vs_eager", json());
   }
   return k;
+}
+
+std::vector<std::string> with_time_limit(std::vector<std::string> argv, double seconds) {
+  double limit = std::ceil(std::max(1.0, seconds));
+  std::vector<std::string> out;
+  const std::string eq = "--time-limit=";
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string value;
+    if (argv[i] == "--time-limit" && i + 1 < argv.size()) value = argv[++i];
+    else if (argv[i].rfind(eq, 0) == 0) value = argv[i].substr(eq.size());
+    else {
+      out.push_back(argv[i]);
+      continue;
+    }
+    try {
+      const double given = std::stod(value);
+      if (given > 0) limit = std::min(limit, given);
+    } catch (const std::exception&) {
+      // Not a number: `kforge run` would have refused it; the budget's limit stands.
+    }
+  }
+  out.insert(out.end(), {"--time-limit", fmt::format("{}", limit)});
+  return out;
+}
+
+bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
+  return std::find(argv.begin(), argv.end(), flag) != argv.end();
+}
+
+std::int64_t run_id_in_log(const std::string& log) {
+  const std::string mark = "(resume with `kforge run --resume ";
+  const auto at = log.rfind(mark);
+  if (at == std::string::npos) return 0;
+  std::int64_t id = 0;
+  for (std::size_t i = at + mark.size(); i < log.size() && std::isdigit(static_cast<unsigned char>(log[i])); ++i)
+    id = 10 * id + (log[i] - '0');
+  return id;
+}
+
+std::string error_line_in_log(const std::string& log) {
+  std::size_t end = log.size();
+  while (end > 0) {
+    std::size_t begin = log.rfind('\n', end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = log.substr(begin, end - begin);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.rfind("kforge: ", 0) == 0 || line.find("error") != std::string::npos || line.find("Error") != std::string::npos)
+      return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+    if (begin == 0) break;
+    end = begin - 1;
+  }
+  return "";
+}
+
+json skipped_for_budget(double budget_minutes) {
+  return {{"status", "skipped"},
+          {"reason", fmt::format("budget: the loop's {:g} minute(s) (--budget-minutes) were used up before this region started",
+                                 budget_minutes)}};
 }
 
 bool run_done(const json& kernel) { return kernel.is_object() && kernel.value("status", "") == "finished"; }

@@ -29,6 +29,11 @@ struct ModelOptions {
   std::string db;                     // --db for the runs (empty: the default store)
   std::string python;                 // the worker's interpreter: the model's and every region run's
   std::string out_dir;                // kforge-out/model-N
+  // How the regions' runs are scheduled (cli/executor_flags.h, docs/model.md#executors-and-budget).
+  std::string executor = "local";     // where their evaluations run: local, ray
+  std::string ray_address;
+  int jobs = 0;                       // region runs in progress at once (0: as `kforge bench` chooses)
+  double budget_minutes = 0;          // wall time of the loop phase for the whole model (0: no limit)
 };
 
 nlohmann::json to_json(const ModelOptions& options);
@@ -45,6 +50,21 @@ std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions&
 // What a region's run gave, from its summary.json: {run, status, file (best.py, when there is one),
 // speedup (the best's over eager)}.
 nlohmann::json kernel_entry(const nlohmann::json& run_summary);
+
+// `argv` with `--time-limit` at most `seconds` (rounded up to whole seconds): any --time-limit it
+// holds already (`--time-limit S` or `--time-limit=S`) is replaced by the smaller of the two.
+std::vector<std::string> with_time_limit(std::vector<std::string> argv, double seconds);
+
+// Whether `argv` holds `flag` (as a word of its own).
+bool has_flag(const std::vector<std::string>& argv, const std::string& flag);
+
+// From the log of a `kforge run` that ended without a summary: the run it created (0 if it said
+// none), so that a resume continues it, and its last line that states an error ("" if none).
+std::int64_t run_id_in_log(const std::string& log);
+std::string error_line_in_log(const std::string& log);
+
+// The entry of a region that did not start because the loop's budget was used up.
+nlohmann::json skipped_for_budget(double budget_minutes);
 
 // Whether a run needs no more work: it finished (with or without a faster kernel).
 bool run_done(const nlohmann::json& kernel);

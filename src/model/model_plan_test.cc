@@ -80,9 +80,51 @@ TEST(ModelPlan, OptionsRoundTrip) {
   o.e2e_compile = false;
   o.run_args = {"--seed", "1"};
   o.hf_config = "llama";
+  o.executor = "ray";
+  o.ray_address = "head:6379";
+  o.jobs = 2;
+  o.budget_minutes = 12.5;
   ModelOptions back = options_from_json(to_json(o));
   EXPECT_EQ(to_json(back), to_json(o));
   EXPECT_EQ(back.hf_config, "llama");
+  EXPECT_EQ(back.budget_minutes, 12.5);
+  // A model.json from before the executor settings: local, as `kforge bench` chooses, no budget.
+  ModelOptions old = options_from_json(json::parse(R"({"model": "/m.py"})"));
+  EXPECT_EQ(old.executor, "local");
+  EXPECT_EQ(old.jobs, 0);
+  EXPECT_EQ(old.budget_minutes, 0);
+}
+
+TEST(ModelPlan, TimeLimitIsTheSmallerOfTheBudgetsAndTheGivenOne) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(with_time_limit({"kforge", "run", "p.py"}, 90.2), (V{"kforge", "run", "p.py", "--time-limit", "91"}));
+  EXPECT_EQ(with_time_limit({"kforge", "run", "--time-limit", "30", "p.py"}, 90), (V{"kforge", "run", "p.py", "--time-limit", "30"}));
+  EXPECT_EQ(with_time_limit({"kforge", "run", "--time-limit=600", "p.py"}, 90), (V{"kforge", "run", "p.py", "--time-limit", "90"}));
+  // 0 is no limit: the budget's stands; and never below a second.
+  EXPECT_EQ(with_time_limit({"run", "--time-limit", "0"}, 0.01), (V{"run", "--time-limit", "1"}));
+}
+
+TEST(ModelPlan, ACrashedRunsIdAndErrorFromItsLog) {
+  const std::string log =
+      "06:46:54 info run 8: region-1.py on cpu with exec:x (resume with `kforge run --resume 8`)\n"
+      "06:46:55 info round 1\n";
+  EXPECT_EQ(run_id_in_log(log), 8);
+  EXPECT_EQ(error_line_in_log(log), "");
+  EXPECT_EQ(run_id_in_log("nothing started\n"), 0);
+  const std::string failed = log + "kforge: internal error: the store is locked\n06:47:00 info bye\n\n";
+  EXPECT_EQ(error_line_in_log(failed), "kforge: internal error: the store is locked");
+  EXPECT_EQ(error_line_in_log(""), "");
+  EXPECT_EQ(error_line_in_log("RuntimeError: boom"), "RuntimeError: boom");
+}
+
+TEST(ModelPlan, SkippedForBudgetSaysWhy) {
+  json k = skipped_for_budget(0.5);
+  EXPECT_EQ(k["status"], "skipped");
+  EXPECT_NE(k["reason"].get<std::string>().find("budget"), std::string::npos);
+  EXPECT_NE(k["reason"].get<std::string>().find("0.5 minute"), std::string::npos);
+  EXPECT_FALSE(run_done(k));
+  EXPECT_TRUE(has_flag({"a", "--no-profile"}, "--no-profile"));
+  EXPECT_FALSE(has_flag({"a", "--no-profile=1"}, "--no-profile"));
 }
 
 TEST(ModelPlan, NextModelDirIsTheFirstFree) {

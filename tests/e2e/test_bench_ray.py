@@ -423,3 +423,26 @@ def test_ray_executor_refuses_what_it_cannot_do_safely(kforge_bin, tmp_path):
                           text=True, env=k.env, timeout=60)
     assert node.returncode == 0, node.stderr
     assert "bubblewrap" in json.loads(node.stdout)["refused"]
+
+
+def test_model_regions_run_on_ray(ray_cluster, kforge_bin, tmp_path):
+    """`kforge model --executor ray`: two regions' runs at once, their evaluations on the cluster."""
+    k = kforge_with_secrets(kforge_bin, tmp_path, ray_cluster)
+    plan = HERE / "scripted" / "model_cmd" / "plan.json"
+    llm = f"exec:{sys.executable} {HERE / 'scripted' / 'model.py'} {plan} {tmp_path / 'calls.jsonl'}"
+    proc = k.run("model", HERE / "problems" / "mini_gpt_block.py", "--target", "cpu", "--top", "2", "--threads", "1",
+                 "--no-e2e-compile", "--e2e-reps", "5", "--profile-reps", "5", "--rounds", "1", "--max-fix", "0",
+                 "--no-compile-baseline", "--seed", "3", "--llm", llm, "--executor", "ray", "--ray-address",
+                 ray_cluster.address, "--jobs", "2", timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-5000:]
+    assert re.search(r"2 region runs on Ray cluster \S+ \(2 nodes, 2 kforge_cpu units\), 2 at a time", proc.stderr), proc.stderr[-3000:]
+    state = json.loads((tmp_path / "kforge-out" / "model-1" / "model.json").read_text())
+    assert state["options"]["executor"] == "ray"
+    # The regions' problems load their weights (region-K.pt beside them), which travel with each request.
+    assert [k["status"] for k in state["kernels"].values()] == ["finished", "finished"], state["kernels"]
+    # The GEMM with its GELU epilogue has a kernel, evaluated on a Ray node (the attention's reply has none).
+    kinds = {r["name"]: r["kind"] for r in json.loads((tmp_path / "kforge-out" / "model-1" / "analysis.json").read_text())["regions"]}
+    gemm = state["kernels"][next(name for name in state["kernels"] if kinds[name] == "gemm+epilogue")]
+    assert gemm.get("file") and re.fullmatch(r"[^\s/]+/[0-9a-f]{8}", gemm["node"]), gemm
+    # The runs evaluated nothing in their own processes.
+    assert not evaluation_logs(tmp_path / "state")

@@ -93,6 +93,99 @@ def test_a_file_without_entry_points_is_a_clear_error(kforge):
     assert missing.returncode == 2 and "model file not found" in missing.stderr
 
 
+def crashing_on(marker, log) -> str:
+    """The scripted model, except that the run of the region whose request names `marker` crashes."""
+    return (f"exec:{sys.executable} {SCRIPTED / 'crash_on.py'} '{marker}' {SCRIPTED / 'model.py'} "
+            f"{SCRIPTED / 'model_cmd' / 'plan.json'} {log}")
+
+
+QUICK_MODEL = ["--target", "cpu", "--top", "2", "--threads", "1", "--no-e2e-compile", "--e2e-reps", "5",
+               "--profile-reps", "5", *QUICK_RUN]
+
+
+def model_state(kforge, n=1) -> dict:
+    return json.loads((kforge.tmp / "kforge-out" / f"model-{n}" / "model.json").read_text())
+
+
+def test_regions_run_in_parallel_a_crashed_one_is_an_error_and_resume_skips_done_ones(kforge):
+    # The two top regions are the attention block and the GEMM with its GELU epilogue, in an order that
+    # depends on the profile; the run of the first one by share (region-1) crashes.
+    log = kforge.tmp / "calls.jsonl"
+    proc = kforge.run("model", MINI_GPT, *QUICK_MODEL, "--jobs", "2", "--llm", crashing_on("Region 1 of ", log),
+                      "--json", kforge.tmp / "report.json", timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 region runs on cpu, 2 at a time" in proc.stderr
+    kernels = model_state(kforge)["kernels"]
+    crashed, done = kernels["region-1"], kernels["region-2"]
+    # The crashed run is an error with its reason; the other region went on to its end.
+    assert crashed["status"] == "error", crashed
+    assert "signal 9" in crashed["error"] and "run.log" in crashed["error"], crashed
+    assert done["status"] == "finished" and done["run"] > 0, done
+    # The run it had created is kept, for a resume to continue.
+    assert crashed["run"] > 0 and crashed["run"] != done["run"], crashed
+    assert f"kforge model: region-1: run {crashed['run']} error: kforge run killed by signal 9" in proc.stderr
+    assert f"kforge model: region-2: run {done['run']} finished" in proc.stderr
+    # Both runs were in progress at once.
+    assert crashed["started_at"] < done["ended_at"] and done["started_at"] < crashed["ended_at"], kernels
+    report = json.loads((kforge.tmp / "report.json").read_text())
+    rows = {r["name"]: r for r in report["regions"]}
+    assert "signal 9" in rows["region-1"]["why_not_installed"]
+    assert rows["region-2"]["run"] == done["run"]
+
+    # A resume runs only the region that is not done (its crashed run continued): the finished one asks
+    # the model nothing again.
+    asked = log.read_text().splitlines()
+    again = kforge.run("model", "--resume", "1", timeout=900)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 region run on cpu, 2 at a time" in again.stderr
+    assert "region-2 (" not in again.stderr and "region-1 (" in again.stderr
+    assert f"kforge run --resume {crashed['run']} (log:" in again.stderr
+    asked_again = log.read_text().splitlines()[len(asked):]
+    assert not [line for line in asked_again if "Region 2 of " in line]
+    kernels = model_state(kforge)["kernels"]
+    assert kernels["region-1"]["status"] == "error" and kernels["region-1"]["run"] == crashed["run"]
+    assert kernels["region-2"] == done
+
+
+def test_a_used_up_budget_skips_the_regions_not_started_with_the_reason(kforge):
+    log = kforge.tmp / "calls.jsonl"
+    # 0.001 minutes: the first region starts (with `kforge run --time-limit 1`), the second finds it used up.
+    proc = kforge.run("model", MINI_GPT, *QUICK_MODEL, "--jobs", "1", "--budget-minutes", "0.001", "--llm",
+                      scripted(log), "--json", kforge.tmp / "report.json", timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    state = model_state(kforge)
+    first, second = state["kernels"]["region-1"], state["kernels"]["region-2"]
+    assert first["status"] == "finished" and first["run"] > 0, first
+    summary = json.loads((kforge.tmp / "kforge-out" / "model-1" / "runs" / "region-1" / "summary.json").read_text())
+    assert summary["options"]["time_limit_s"] == 1, summary["options"]
+    assert second["status"] == "skipped" and "budget" in second["reason"], second
+    assert state["budget"]["minutes"] == 0.001 and state["budget"]["skipped"] == ["region-2"], state["budget"]
+    assert state["budget"]["used_seconds"] > 0.06
+    assert "kforge model: region-2: skipped, the loop's budget of 0.001 minute(s) is used up" in proc.stderr
+    assert "1 region(s) skipped for the budget (region-2)" in proc.stderr
+    rows = {r["name"]: r for r in json.loads((kforge.tmp / "report.json").read_text())["regions"]}
+    assert "budget" in rows["region-2"]["why_not_installed"] and rows["region-2"]["run"] is None
+
+    # A resume with a larger budget runs the skipped region, and only it.
+    again = kforge.run("model", "--resume", "1", "--budget-minutes", "30", timeout=900)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "region-1 (" not in again.stderr and "region-2 (" in again.stderr
+    state = model_state(kforge)
+    assert state["kernels"]["region-2"]["status"] == "finished", state["kernels"]
+    assert state["options"]["budget_minutes"] == 30 and state["budget"]["skipped"] == []
+
+
+def test_ray_refusals_and_a_negative_budget_are_input_errors(kforge):
+    base = ["model", MINI_GPT, "--target", "cpu", "--llm", "manual:/x"]
+    no_sandbox = kforge.run(*base, "--executor", "ray", "--run-arg=--no-sandbox")
+    assert no_sandbox.returncode == 2 and "sandbox" in no_sandbox.stderr, no_sandbox.stderr
+    device = kforge.run(*base, "--executor", "ray", "--device", "cpu")
+    assert device.returncode == 2 and "--device" in device.stderr, device.stderr
+    budget = kforge.run(*base, "--budget-minutes", "-1")
+    assert budget.returncode == 2 and "--budget-minutes" in budget.stderr, budget.stderr
+    assert not (kforge.tmp / "kforge-out").exists()
+
+
 def test_a_region_waiting_for_the_models_reply_stops_the_model_to_be_resumed(kforge):
     # `manual:` with nobody answering: the region's run stops waiting for its first reply. The model
     # stops there too (no end-to-end measurement without it) and says how to resume; the resumed

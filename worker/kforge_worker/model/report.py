@@ -12,7 +12,7 @@ def _why_not(region: dict, kernel: dict, decision: dict) -> str:
     if not kernel:
         return "not among the regions sent to the loop (--top)"
     if not kernel.get("file"):
-        return kernel.get("error") or f"no correct kernel from run {kernel.get('run')} ({kernel.get('status')})"
+        return kernel.get("error") or kernel.get("reason") or f"no correct kernel from run {kernel.get('run')} ({kernel.get('status')})"
     return decision.get("why") or "not measured"
 
 
