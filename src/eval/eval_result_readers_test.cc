@@ -27,6 +27,7 @@ const std::vector<std::string> kDecodedReaders = {
     "eval/eval_result.cc",        // the terminal summary, timing spread, exit code
     "eval/speed_claim.cc",        // the speed claim every report makes
     "loop/measurement_check.cc",  // the flags that keep a measurement from being trusted
+    "loop/pair_timing.cc",        // why a head-to-head of two candidates failed
 };
 
 const std::regex kKeyRead(R"(\.(value|contains|at)\s*\()");
