@@ -149,6 +149,9 @@ EvalView EvalView::decode(const json& doc) {
   v.target = d.text("target").value_or("");
   v.device = d.text("device").value_or("");
   v.precision = d.text("precision").value_or("");
+  v.problem = d.text("problem").value_or("");
+  v.problem_sha256 = d.text("problem_sha256").value_or("");
+  v.candidate_sha256 = d.text("candidate_sha256").value_or("");
   v.error = error_of(d.object("error"));
 
   const Fields c = d.object("correctness");
@@ -193,7 +196,7 @@ EvalView EvalView::decode(const json& doc) {
     v.timing = timing;
   }
   v.recorded = {recorded_timing(t.object("candidate")), recorded_timing(t.object("eager")),
-                recorded_timing(t.object("compile"))};
+                recorded_timing(t.object("compile")), std::nullopt};
   if (auto threads = t.integer("threads")) v.recorded.threads = static_cast<int>(*threads);
   v.speedup_vs_eager = d.number("speedup_vs_eager");
   v.speedup_vs_compile = d.number("speedup_vs_compile");

@@ -115,6 +115,7 @@ struct MemoryView {
 
 struct EvalView {
   std::string status, target, device, precision;
+  std::string problem, problem_sha256, candidate_sha256;  // what was evaluated ("" where not recorded)
   bool correct = false;
   std::optional<EvalError> error;
   CorrectnessView correctness;

@@ -112,6 +112,17 @@ TEST(EvalView, TheBoundIsDecodedAndKeptAsWritten) {
   EXPECT_FALSE(EvalView::decode({{"status", "correct"}}).recorded.threads);
 }
 
+// The store looks evaluations up by what was evaluated and where.
+TEST(EvalView, ProvenanceIsDecoded) {
+  EvalView v = EvalView::decode({{"status", "correct"}, {"problem", "/p/relu.py"}, {"problem_sha256", "aa"},
+                                 {"candidate_sha256", "bb"}, {"target", "cuda"}, {"device", "cuda:0"}});
+  EXPECT_EQ(v.problem, "/p/relu.py");
+  EXPECT_EQ(v.problem_sha256, "aa");
+  EXPECT_EQ(v.candidate_sha256, "bb");
+  EXPECT_EQ(v.device, "cuda:0");
+  EXPECT_TRUE(EvalView::decode({{"status", "correct"}}).candidate_sha256.empty());
+}
+
 // A head-to-head keeps each contender's `error` object; its message is read through the decoder.
 TEST(EvalView, AnErrorObjectDecodesOnItsOwn) {
   EXPECT_FALSE(decode_error(json()));
