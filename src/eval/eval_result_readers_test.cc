@@ -3,9 +3,10 @@
 //   - the files that read EvalResults and nothing else read no JSON key themselves;
 //   - outside src/eval/ (the evaluator that writes the document, and the decoder), no EvalResult
 //     object's document (`result.doc`, a stored evaluation's `.result`) is read by key, and neither is
-//     an EvalResult held as JSON by the files that also read other documents: they name it `eval`
-//     (`a.eval`, `best_->eval`) or `evaluation`, and pass it to the decoder or to functions of
-//     src/eval that read it through the decoder.
+//     an EvalResult held as JSON by the files that also read other documents (the loop, the
+//     profile's anchoring, the store): they name it `eval` (`a.eval`, `best_->eval`) or
+//     `evaluation`, and pass it to the decoder or to functions of src/eval that read it through
+//     the decoder.
 // Other JSON (configuration, LLM replies, the run's decisions, bench outcomes) is not an EvalResult
 // and is not concerned.
 #include <filesystem>
