@@ -2,7 +2,11 @@
 // one place and a wrong type fails there, with the field's name. This test reads the sources:
 //   - the files that read EvalResults and nothing else read no JSON key themselves;
 //   - outside src/eval/ (the evaluator that writes the document, and the decoder), no EvalResult
-//     object's document (`result.doc`, a stored evaluation's `.result`) is read by key.
+//     object's document (`result.doc`, a stored evaluation's `.result`) is read by key, and neither is
+//     an EvalResult held as JSON by the files that also read other documents (the loop, the
+//     profile's anchoring, the store): they name it `eval` (`a.eval`, `best_->eval`) or
+//     `evaluation`, and pass it to the decoder or to functions of src/eval that read it through
+//     the decoder.
 // Other JSON (configuration, LLM replies, the run's decisions, bench outcomes) is not an EvalResult
 // and is not concerned.
 #include <filesystem>
@@ -27,11 +31,14 @@ const std::vector<std::string> kDecodedReaders = {
     "eval/eval_result.cc",        // the terminal summary, timing spread, exit code
     "eval/speed_claim.cc",        // the speed claim every report makes
     "loop/measurement_check.cc",  // the flags that keep a measurement from being trusted
+    "loop/pair_timing.cc",        // why a head-to-head of two candidates failed
 };
 
 const std::regex kKeyRead(R"(\.(value|contains|at)\s*\()");
 // `result.doc.value(...)`, `r.doc["error"].value(...)`, `e.result.contains(...)`, ...
 const std::regex kDocKeyRead(R"(\.(doc|result)(\[[^\]]*\])*\.(value|contains|at)\s*\()");
+// `a.eval.value(...)`, `best_->eval["sol"]`, `evaluation.contains(...)`: an EvalResult as JSON.
+const std::regex kEvalKeyRead(R"(\b(eval|evaluation)\s*(\[|\.(value|contains|at)\s*\())");
 
 std::vector<std::string> matching_lines(const fs::path& path, const std::regex& pattern) {
   std::ifstream in(path);
@@ -69,6 +76,7 @@ TEST(EvalResultReaders, NoEvalResultIsReadByKeyOutsideTheEvaluator) {
     if (path.filename().string().ends_with("_test.cc") || fs::relative(path, kSource).begin()->string() == "eval")
       continue;
     for (auto& l : matching_lines(path, kDocKeyRead)) found.push_back(l);
+    for (auto& l : matching_lines(path, kEvalKeyRead)) found.push_back(l);
   }
   EXPECT_TRUE(found.empty()) << "EvalResults read by key outside the decoder (read them through eval/eval_view.h):"
                              << joined(found);
@@ -80,6 +88,13 @@ TEST(EvalResultReaders, ThePatternsCatchKeyReads) {
   EXPECT_TRUE(std::regex_search("r.doc[\"error\"].value(\"message\", \"\")", kDocKeyRead));
   EXPECT_TRUE(std::regex_search("if (e.result.contains(\"timing\"))", kDocKeyRead));
   EXPECT_FALSE(std::regex_search("result.doc[\"store\"] = {{\"path\", p}};", kDocKeyRead));  // a write
+  EXPECT_TRUE(std::regex_search("ctx[\"timing\"] = eval.value(\"timing\", json::object());", kEvalKeyRead));
+  EXPECT_TRUE(std::regex_search("detail[\"library_calls\"] = a.eval[\"library_calls\"];", kEvalKeyRead));
+  EXPECT_TRUE(std::regex_search("if (best_->eval.contains(\"sol\"))", kEvalKeyRead));
+  EXPECT_TRUE(std::regex_search("const json sol = evaluation.value(\"sol\", json());", kEvalKeyRead));
+  EXPECT_FALSE(std::regex_search("p.eval.candidate = ctx_.work_dir / \"best.py\";", kEvalKeyRead));  // options
+  EXPECT_FALSE(std::regex_search("ask(*w.cand, \"run\", args, opt_.eval.timeout_s);", kEvalKeyRead));
+  EXPECT_FALSE(std::regex_search("row.value(\"eval_step\", \"\")", kEvalKeyRead));
   EXPECT_TRUE(std::regex_search("doc.value(\"status\", \"\")", kKeyRead));
   EXPECT_FALSE(std::regex_search("const EvalView v = EvalView::decode(doc);", kKeyRead));
 }

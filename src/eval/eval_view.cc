@@ -116,11 +116,23 @@ std::optional<RecordedTiming> recorded_timing(const Fields& t) {
   return RecordedTiming{t.number("median_ms"), t.number("p25_ms"), t.number("p75_ms"), t.number("iqr_rel")};
 }
 
+std::optional<EvalError> error_of(const Fields& e) {
+  if (e.empty()) return std::nullopt;
+  return EvalError{e.text("kind").value_or(""), e.text("message").value_or(""), e.text("log").value_or(""),
+                   e.text("log_path").value_or("")};
+}
+
 }  // namespace
 
 std::optional<TimingStats> decode_timing_stats(const json& j) {
   if (!j.is_object()) return std::nullopt;
   return timing_stats(Fields(&j, "timing."));
+}
+
+std::optional<EvalError> decode_error(const json& error) {
+  if (error.is_null()) return std::nullopt;
+  const json wrapped = {{"error", error}};  // so that a wrong type is named `error`
+  return error_of(Fields(&wrapped, "").object("error"));
 }
 
 std::optional<std::string> decode_status(const json& doc) {
@@ -137,9 +149,10 @@ EvalView EvalView::decode(const json& doc) {
   v.target = d.text("target").value_or("");
   v.device = d.text("device").value_or("");
   v.precision = d.text("precision").value_or("");
-  if (const Fields e = d.object("error"); !e.empty())
-    v.error = EvalError{e.text("kind").value_or(""), e.text("message").value_or(""), e.text("log").value_or(""),
-                        e.text("log_path").value_or("")};
+  v.problem = d.text("problem").value_or("");
+  v.problem_sha256 = d.text("problem_sha256").value_or("");
+  v.candidate_sha256 = d.text("candidate_sha256").value_or("");
+  v.error = error_of(d.object("error"));
 
   const Fields c = d.object("correctness");
   v.correctness.ran = c.has("trials_passed");
@@ -183,7 +196,8 @@ EvalView EvalView::decode(const json& doc) {
     v.timing = timing;
   }
   v.recorded = {recorded_timing(t.object("candidate")), recorded_timing(t.object("eager")),
-              recorded_timing(t.object("compile"))};
+                recorded_timing(t.object("compile")), std::nullopt};
+  if (auto threads = t.integer("threads")) v.recorded.threads = static_cast<int>(*threads);
   v.speedup_vs_eager = d.number("speedup_vs_eager");
   v.speedup_vs_compile = d.number("speedup_vs_compile");
   const Fields speedup = d.object("speedup");
@@ -204,10 +218,18 @@ EvalView EvalView::decode(const json& doc) {
     s.remeasured = sol.listed("remeasured_pct_of_sol");
     s.remeasured_pct_of_sol = sol.number("remeasured_pct_of_sol");
     s.route = sol.text("route").value_or("");
+    for (const Fields& route : sol.objects("routes"))
+      s.routes.push_back({route.text("route").value_or(""), route.number("peak_flops_per_s")});
+    s.bound = sol.text("bound");
+    s.bytes = sol.number("bytes");
+    s.bandwidth_bytes_per_s = sol.number("bandwidth_bytes_per_s");
+    s.eager_pct_of_sol = sol.number("eager_pct_of_sol");
+    s.note = sol.text("note");
+    s.as_written = doc["sol"];
     v.sol = s;
   }
   if (const Fields calls = d.object("library_calls"); calls.present())
-    v.library_calls = LibraryCallsView{calls.strings("operators"), calls.number("share")};
+    v.library_calls = LibraryCallsView{calls.strings("operators"), calls.number("share"), doc["library_calls"]};
   if (const Fields m = d.object("memory"); !m.empty()) {
     MemoryView mem;
     if (auto bytes = m.integer("estimate_bytes")) mem.estimate_bytes = static_cast<std::uint64_t>(*bytes);

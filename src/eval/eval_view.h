@@ -63,6 +63,7 @@ struct RecordedTiming {
 };
 struct RecordedTimings {
   std::optional<RecordedTiming> candidate, eager, compile;  // present where timing.<which> is an object
+  std::optional<int> threads;                               // timing.threads, where timing ran
 };
 
 // speedup.vs_eager / vs_compile: the evaluator's interleaved estimate (eval/speedup.h).
@@ -71,7 +72,14 @@ struct RecordedSpeedup {
   int rounds = 0;
 };
 
-// sol: the speed-of-light figures a fraction is read from (eval/speed_claim.h).
+// sol.routes: a route the bound's FLOPs could take and its rate.
+struct SolRoute {
+  std::string route;
+  std::optional<double> peak_flops_per_s;
+};
+
+// sol: the speed-of-light figures a fraction is read from (eval/speed_claim.h) and the bound's
+// description (loop/problem_facts.h).
 struct SolView {
   std::optional<double> fraction;  // the first of fraction, achieved_fraction, fraction_of_sol, efficiency
   std::optional<double> percent;   // the first of candidate_pct_of_sol, percent
@@ -81,11 +89,20 @@ struct SolView {
   // re-measured time was 0 and the percentage infinite).
   bool remeasured = false;
   std::string route;  // the fastest route the precision policy allows, where named
+  std::vector<SolRoute> routes;  // every route considered, the fastest included
+  std::optional<std::string> bound;  // "memory" or "compute"
+  std::optional<double> bytes, bandwidth_bytes_per_s, eager_pct_of_sol;
+  std::optional<std::string> note;
+  // The object as the worker wrote it (its sol.py document): the bound's words (eval/sol_text.h) and
+  // the profile (profile/anchor.h) read it as they read the baseline's and the profiler's, which
+  // are the same document.
+  nlohmann::json as_written;
 };
 
 struct LibraryCallsView {
   std::vector<std::string> operators;  // allowed library operators the candidate ran
   std::optional<double> share;         // their share of the candidate's time, where measured
+  nlohmann::json as_written;           // as recorded, with how the share was measured (a decision keeps it)
 };
 
 struct MemoryView {
@@ -98,6 +115,7 @@ struct MemoryView {
 
 struct EvalView {
   std::string status, target, device, precision;
+  std::string problem, problem_sha256, candidate_sha256;  // what was evaluated ("" where not recorded)
   bool correct = false;
   std::optional<EvalError> error;
   CorrectnessView correctness;
@@ -119,6 +137,10 @@ struct EvalView {
   // nothing stored) decodes as empty.
   static EvalView decode(const nlohmann::json& doc);
 };
+
+// An EvalResult's `error` object (as a head-to-head's contender keeps it, eval/head_to_head.h);
+// nullopt when it is absent, null or empty.
+std::optional<EvalError> decode_error(const nlohmann::json& error);
 
 // The status alone (EvalResult::status() reads it for every decision), nullopt when absent.
 std::optional<std::string> decode_status(const nlohmann::json& doc);

@@ -85,6 +85,61 @@ TEST(EvalView, AbsentAndNullPartsReadAsNotThere) {
   EXPECT_TRUE(EvalView::decode(json()).status.empty());
 }
 
+// The bound's description (loop/problem_facts.h) and the profile (profile/anchor.h) read the sol
+// figures and routes decoded; the bound's words and the profile keep the object as written.
+TEST(EvalView, TheBoundIsDecodedAndKeptAsWritten) {
+  const json sol = {{"sol_ms", 0.08}, {"bound", "compute"}, {"bytes", 805306368}, {"bandwidth_bytes_per_s", 4.658e12},
+                    {"flops", 1099511627776}, {"peak_flops_per_s", 1.4e14}, {"eager_pct_of_sol", 12.0},
+                    {"note", "peaks re-measured"}, {"route", "3xTF32"},
+                    {"routes", {{{"route", "float32"}, {"peak_flops_per_s", 5.06e13}}, {{"route", "3xTF32"}, {"peak_flops_per_s", nullptr}}}}};
+  EvalView v = EvalView::decode({{"status", "correct"}, {"sol", sol}, {"timing", {{"threads", 4}, {"eager", {{"median_ms", 1.0}}}}},
+                                 {"library_calls", {{"operators", {"mm"}}, {"share", 0.5}, {"measured_by", "torch.profiler"}}}});
+  ASSERT_TRUE(v.sol);
+  EXPECT_EQ(v.sol->bound, "compute");
+  EXPECT_EQ(v.sol->bytes, 805306368.0);
+  EXPECT_EQ(v.sol->bandwidth_bytes_per_s, 4.658e12);
+  EXPECT_EQ(v.sol->eager_pct_of_sol, 12.0);
+  EXPECT_EQ(v.sol->note, "peaks re-measured");
+  ASSERT_EQ(v.sol->routes.size(), 2u);
+  EXPECT_EQ(v.sol->routes[0].route, "float32");
+  EXPECT_EQ(v.sol->routes[0].peak_flops_per_s, 5.06e13);
+  EXPECT_FALSE(v.sol->routes[1].peak_flops_per_s);
+  EXPECT_EQ(v.sol->as_written, sol);
+  EXPECT_EQ(v.recorded.threads, 4);  // recorded whether or not the candidate was timed
+  EXPECT_FALSE(v.timing);
+  ASSERT_TRUE(v.library_calls);
+  EXPECT_EQ(v.library_calls->as_written["measured_by"], "torch.profiler");
+  EXPECT_FALSE(EvalView::decode({{"status", "correct"}}).recorded.threads);
+}
+
+// The store looks evaluations up by what was evaluated and where.
+TEST(EvalView, ProvenanceIsDecoded) {
+  EvalView v = EvalView::decode({{"status", "correct"}, {"problem", "/p/relu.py"}, {"problem_sha256", "aa"},
+                                 {"candidate_sha256", "bb"}, {"target", "cuda"}, {"device", "cuda:0"}});
+  EXPECT_EQ(v.problem, "/p/relu.py");
+  EXPECT_EQ(v.problem_sha256, "aa");
+  EXPECT_EQ(v.candidate_sha256, "bb");
+  EXPECT_EQ(v.device, "cuda:0");
+  EXPECT_TRUE(EvalView::decode({{"status", "correct"}}).candidate_sha256.empty());
+}
+
+// A head-to-head keeps each contender's `error` object; its message is read through the decoder.
+TEST(EvalView, AnErrorObjectDecodesOnItsOwn) {
+  EXPECT_FALSE(decode_error(json()));
+  EXPECT_FALSE(decode_error(json::object()));
+  const auto e = decode_error({{"kind", "runtime_error"}, {"message", "CUDA error: illegal memory access"}});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, "runtime_error");
+  EXPECT_EQ(e->message, "CUDA error: illegal memory access");
+  EXPECT_THROW(decode_error("it failed"), EvalResultError);
+  try {
+    decode_error({{"message", 3}});
+    FAIL() << "no error";
+  } catch (const EvalResultError& err) {
+    EXPECT_STREQ(err.what(), "EvalResult field `error.message` is number, expected a string");
+  }
+}
+
 // A field of the wrong type is named, whatever depth it sits at.
 TEST(EvalView, AMalformedFieldIsNamed) {
   const auto error_of = [](const json& doc) {
@@ -106,6 +161,7 @@ TEST(EvalView, AMalformedFieldIsNamed) {
   EXPECT_EQ(error_of({{"library_calls", {{"operators", {"matmul", 2}}}}}),
             "EvalResult field `library_calls.operators[1]` is number, expected a string");
   EXPECT_EQ(error_of({{"correctness", "all good"}}), "EvalResult field `correctness` is string, expected an object");
+  EXPECT_EQ(error_of({{"sol", {{"routes", {{{"route", 5}}}}}}}), "EvalResult field `sol.routes[0].route` is number, expected a string");
 }
 
 // The readers built on the decoder give what they gave when they read the keys themselves.

@@ -89,30 +89,29 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
   return facts;
 }
 
-std::string sol_text(const json& doc) {
-  const json sol = doc.is_object() ? doc.value("sol", json()) : json();
-  if (!sol.is_object() || !sol.value("sol_ms", json()).is_number()) return "";
-  const bool counted_flops = eval::sol_counts_flops(sol);
-  std::string out = fmt::format(
-      "- bound: {}-bound, speed of light {:.3g} ms ({}{} at {})\n", sol.value("bound", "?"), sol.value("sol_ms", 0.0),
-      eval::sol_flops_clause(sol), bytes_text(sol.value("bytes", 0.0)), bandwidth_text(sol.value("bandwidth_bytes_per_s", 0.0)));
-  if (const std::string pointwise = eval::sol_pointwise_text(sol); !pointwise.empty()) out += "- " + pointwise + "\n";
-  if (counted_flops && sol.value("route", json()).is_string()) {
-    out += "- fastest allowed route: " + sol["route"].get<std::string>();
+std::string sol_text(const EvalView& evaluation) {
+  if (!evaluation.sol || !evaluation.sol->sol_ms) return "";
+  const SolView& sol = *evaluation.sol;
+  const bool counted_flops = eval::sol_counts_flops(sol.as_written);
+  std::string out = fmt::format("- bound: {}-bound, speed of light {:.3g} ms ({}{} at {})\n", sol.bound.value_or("?"),
+                                *sol.sol_ms, eval::sol_flops_clause(sol.as_written), bytes_text(sol.bytes.value_or(0)),
+                                bandwidth_text(sol.bandwidth_bytes_per_s.value_or(0)));
+  if (const std::string pointwise = eval::sol_pointwise_text(sol.as_written); !pointwise.empty())
+    out += "- " + pointwise + "\n";
+  if (counted_flops && !sol.route.empty()) {
+    out += "- fastest allowed route: " + sol.route;
     std::string others;
-    for (const auto& r : sol.value("routes", json::array()))
-      if (r.value("route", "") != sol["route"].get<std::string>() && r.value("peak_flops_per_s", json()).is_number())
-        others += fmt::format("{}{}: {}", others.empty() ? "" : "; ", r.value("route", ""),
-                              flop_rate_text(r["peak_flops_per_s"].get<double>()));
+    for (const SolRoute& r : sol.routes)
+      if (r.route != sol.route && r.peak_flops_per_s)
+        others += fmt::format("{}{}: {}", others.empty() ? "" : "; ", r.route, flop_rate_text(*r.peak_flops_per_s));
     if (!others.empty()) out += " (others: " + others + ")";
     out += "\n";
   }
-  if (sol.value("candidate_pct_of_sol", json()).is_number())
-    out += fmt::format("- this candidate: {:.3g}% of speed of light", sol["candidate_pct_of_sol"].get<double>());
-  if (sol.value("eager_pct_of_sol", json()).is_number())
-    out += fmt::format("; PyTorch eager: {:.3g}%", sol["eager_pct_of_sol"].get<double>());
+  if (sol.candidate_pct_of_sol)
+    out += fmt::format("- this candidate: {:.3g}% of speed of light", *sol.candidate_pct_of_sol);
+  if (sol.eager_pct_of_sol) out += fmt::format("; PyTorch eager: {:.3g}%", *sol.eager_pct_of_sol);
   out += "\n";
-  if (sol.value("note", json()).is_string()) out += "- note: " + sol["note"].get<std::string>() + "\n";
+  if (sol.note) out += "- note: " + *sol.note + "\n";
   return out;
 }
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_view.h"
+
 namespace kforge::loop {
 
 struct ProblemFacts {
@@ -26,7 +28,8 @@ ProblemFacts describe_problem(const std::string& python, const std::filesystem::
 // The Markdown list of a describe document's inputs, init_inputs and outputs.
 std::string shapes_text(const nlohmann::json& description);
 
-// The speed-of-light numbers that matter for a decision, as a few lines of text (empty without `sol`).
-std::string sol_text(const nlohmann::json& eval_doc);
+// The speed-of-light numbers of an evaluation that matter for a decision, as a few lines of text
+// (empty without a bound).
+std::string sol_text(const EvalView& evaluation);
 
 }  // namespace kforge::loop

@@ -22,13 +22,13 @@ TEST(ProblemFacts, SolTextKeepsTheNumbersThatMatter) {
   json doc = json::parse(R"({"sol": {"sol_ms": 0.25, "bound": "memory", "flops": 1000, "bytes": 2097152,
     "peak_flops_per_s": 1e11, "bandwidth_bytes_per_s": 8.4e9, "candidate_pct_of_sol": 41.5, "eager_pct_of_sol": 12.0,
     "peaks": {"bandwidth": [1, 2, 3]}, "peaks_key": {"host": "x"}}})");
-  std::string text = sol_text(doc);
+  std::string text = sol_text(EvalView::decode(doc));
   EXPECT_NE(text.find("memory-bound, speed of light 0.25 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("2.1 MB at 8.4 GB/s"), std::string::npos) << text;
   EXPECT_NE(text.find("this candidate: 41.5% of speed of light; PyTorch eager: 12%"), std::string::npos) << text;
   EXPECT_EQ(text.find("peaks_key"), std::string::npos);
   EXPECT_EQ(text.find("host"), std::string::npos);
-  EXPECT_EQ(sol_text(json::object()), "");
+  EXPECT_EQ(sol_text(EvalView::decode(json::object())), "");
 }
 
 TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
@@ -37,7 +37,7 @@ TEST(ProblemFacts, SolTextNamesTheRouteOfTheBound) {
     "route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)",
     "routes": [{"route": "float32 at the measured library rate", "peak_flops_per_s": 5.06e13},
                {"route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)", "peak_flops_per_s": 1.4e14}]}})json");
-  std::string text = sol_text(doc);
+  std::string text = sol_text(EvalView::decode(doc));
   EXPECT_NE(text.find("- fastest allowed route: 3xTF32 error-compensated tensor cores (accepted by the float64 audit) "
                       "(others: float32 at the measured library rate: 50.6 TFLOP/s)\n"),
             std::string::npos)
@@ -53,17 +53,17 @@ TEST(ProblemFacts, SolTextStatesTheTranscendentalsThatDecideTheBound) {
     "gemm_ms": 0, "pointwise_ms": 0.5, "compute_by": "pointwise", "pointwise_flops": 6.4e9, "transcendentals": 1.6e9,
     "pointwise": {"by_function": {"exp": 1.6e9}, "vector_flops_per_s": 5.06e13, "sfu_ops_per_s": 3.1625e12,
                   "sfu_share": 0.63}}})json");
-  std::string text = sol_text(doc);
+  std::string text = sol_text(EvalView::decode(doc));
   EXPECT_NE(text.find("- elementwise work: 6.4 GFLOP and 1.6e+09 transcendentals (1.6e+09 exp) take 0.5 ms at "
                       "50.6 TFLOP/s on the FMA units and 3.16e+12 ops/s on the special function units (63% of the "
                       "transcendentals there); this decides the compute bound\n"),
             std::string::npos) << text;
   // Where the bytes decide, the work is stated without the claim.
   doc["sol"]["bound"] = "memory";
-  EXPECT_EQ(sol_text(doc).find("decides"), std::string::npos) << sol_text(doc);
+  EXPECT_EQ(sol_text(EvalView::decode(doc)).find("decides"), std::string::npos) << sol_text(EvalView::decode(doc));
   // Results stored before the pointwise model carry no such line.
   doc["sol"].erase("pointwise");
-  EXPECT_EQ(sol_text(doc).find("elementwise"), std::string::npos) << sol_text(doc);
+  EXPECT_EQ(sol_text(EvalView::decode(doc)).find("elementwise"), std::string::npos) << sol_text(EvalView::decode(doc));
 }
 
 // A bound without counted matmul FLOPs names no arithmetic route or rate.
@@ -71,7 +71,7 @@ TEST(ProblemFacts, SolTextWithoutCountedFlopsQuotesTheBytesAlone) {
   json doc = json::parse(R"json({"sol": {"sol_ms": 2.771, "bound": "memory", "flops": 0, "bytes": 12884901888,
     "peak_flops_per_s": 1.45e14, "bandwidth_bytes_per_s": 4.649e12,
     "route": "3xTF32 error-compensated tensor cores (accepted by the float64 audit)"}})json");
-  std::string text = sol_text(doc);
+  std::string text = sol_text(EvalView::decode(doc));
   EXPECT_NE(text.find("memory-bound, speed of light 2.77 ms (no matmul or convolution FLOPs; 12.9 GB at 4649 GB/s)"),
             std::string::npos) << text;
   EXPECT_EQ(text.find("3xTF32"), std::string::npos) << text;

@@ -50,6 +50,23 @@ std::string candidate_step(int round, int sample, int attempt) {
 
 namespace {
 
+// The best's measurements as the analysis prompt's table shows them (prompts/analyze.user.mustache):
+// the threads, and the median and quartiles of each function that was timed.
+json timing_table(const RecordedTimings& recorded) {
+  json table = json::object();
+  if (recorded.threads) table["threads"] = *recorded.threads;
+  for (auto [name, timing] : {std::pair{"candidate", &recorded.candidate}, std::pair{"eager", &recorded.eager},
+                              std::pair{"compile", &recorded.compile}}) {
+    if (!*timing) continue;
+    json row = json::object();
+    for (auto [key, value] : {std::pair{"median_ms", (*timing)->median_ms}, std::pair{"p25_ms", (*timing)->p25_ms},
+                              std::pair{"p75_ms", (*timing)->p75_ms}})
+      if (value) row[key] = *value;
+    table[name] = row;
+  }
+  return table;
+}
+
 // Ends the run early: Ctrl-C, or a problem the candidate cannot fix (the reference is broken).
 struct RunStopped {
   std::string status, reason, message;
@@ -293,16 +310,17 @@ json Refiner::round_context(int round, const std::vector<std::string>& recs) {
 }
 
 std::vector<std::string> Refiner::analyze(int round) {
-  const json& doc = best_->eval;
+  const json& eval = best_->eval;
+  const EvalView best = EvalView::decode(eval);
   json ctx = base_context();
   ctx["candidate"] = {{"step", best_->step}, {"source", best_->source}};
-  ctx["timing"] = doc.value("timing", json::object());
-  ctx["speedup_vs_eager"] = ratio_text(speedup_ratio(doc, "eager"));
-  if (auto c = speedup_ratio(doc, "compile")) ctx["speedup_vs_compile"] = c->text();
+  ctx["timing"] = timing_table(best.recorded);
+  ctx["speedup_vs_eager"] = ratio_text(speedup_ratio(eval, "eager"));
+  if (auto c = speedup_ratio(eval, "compile")) ctx["speedup_vs_compile"] = c->text();
   std::string flags;
   for (const auto& r : best_flags_.reasons) flags += (flags.empty() ? "" : "; ") + r;
   if (!flags.empty()) ctx["flags"] = flags;
-  if (std::string sol = sol_text(doc); !sol.empty()) ctx["sol"] = sol;
+  if (std::string sol = sol_text(best); !sol.empty()) ctx["sol"] = sol;
   if (latest_) {
     const Attempt& a = latest_->attempt;
     json latest = {{"step", a.step}, {"verdict", latest_->verdict}, {"reason", latest_->reason}};
@@ -364,7 +382,7 @@ json Refiner::profile_best(int round) {
       doc = {{"error", e.what()}};
     }
     // The prompt shows the evaluation's table beside the profile: one time per call, the verdict's.
-    profile::anchor_to_evaluation(doc, best_->eval);
+    profile::anchor_to_evaluation(doc, EvalView::decode(best_->eval));
     last_profile_ = {best_->sha256, doc};
   }
   json detail = {{"candidate", best_->step}};
@@ -418,25 +436,25 @@ SampleOutcome Refiner::run_sample(int round, int sample, std::vector<llm::Messag
     if (!parsed.repairs.empty()) decide(round, step, "repaired", sha, {{"repairs", parsed.repairs}});
 
     const std::string eval_step = step + (timed ? ".eval" : ".check");
-    json doc = evaluate_step(eval_step, file, parsed.code, timed, opt_.eval_trials);
-    out.last = Attempt{step, sha, parsed.code, agent::reply_idea(reply.text, parsed.code), doc, eval_step, {}};
-    out.summary = agent::one_line_summary(doc);
+    json eval = evaluate_step(eval_step, file, parsed.code, timed, opt_.eval_trials);
+    out.last = Attempt{step, sha, parsed.code, agent::reply_idea(reply.text, parsed.code), eval, eval_step, {}};
+    out.summary = agent::one_line_summary(eval);
     event(fmt::format("{}: {}", step, out.summary));
-    if (decode_status(doc) == status::kCorrect) {
+    if (decode_status(eval) == status::kCorrect) {
       out.correct = true;
       json detail = {{"status", "correct"}, {"summary", out.summary}, {"eval_step", eval_step}, {"idea", out.last->idea}};
-      if (auto m = candidate_median_ms(doc)) detail["median_ms"] = *m;
-      if (auto r = speedup_ratio(doc, "eager")) detail["vs_eager"] = r->to_json();
+      if (auto m = candidate_median_ms(eval)) detail["median_ms"] = *m;
+      if (auto r = speedup_ratio(eval, "eager")) detail["vs_eager"] = r->to_json();
       decide(round, step, "correct", sha, detail);
       return out;
     }
     {
       std::lock_guard lock(state_mutex_);
-      history_.push_back({step, round, decode_status(doc).value_or("failed"), {}, {}, {}, {}, out.last->idea});
+      history_.push_back({step, round, decode_status(eval).value_or("failed"), {}, {}, {}, {}, out.last->idea});
     }
-    const std::string feedback = agent::functional_feedback(doc);
+    const std::string feedback = agent::functional_feedback(eval);
     decide(round, step, last ? "gave_up" : "feedback", sha,
-           {{"status", decode_status(doc).value_or("")}, {"summary", out.summary}, {"feedback", feedback}, {"idea", out.last->idea}});
+           {{"status", decode_status(eval).value_or("")}, {"summary", out.summary}, {"feedback", feedback}, {"idea", out.last->idea}});
     if (last) break;
     json fctx = {{"feedback", feedback}, {"attempt", a + 1}, {"max_attempts", opt_.max_fix + 1}};
     messages.push_back(llm::Message::text(llm::Role::kUser, ctx_.prompts.render("fix.user", fctx)));
@@ -516,11 +534,11 @@ void Refiner::record_history(int round, const Attempt& a, const std::string& ver
 }
 
 void Refiner::accept(int round, const Attempt& a, const std::string& reason, const json& keep) {
-  const json& doc = a.eval;
-  const EvalView v = EvalView::decode(doc);
+  const json& eval = a.eval;
+  const EvalView v = EvalView::decode(eval);
   auto median = [](const std::optional<RecordedTiming>& t) { return t && t->median_ms ? json(*t->median_ms) : json(); };
-  SpeedVerdict vs_torch = beats_pytorch(doc, opt_.min_gain);
-  auto eager = speedup_ratio(doc, "eager"), compile = speedup_ratio(doc, "compile");
+  SpeedVerdict vs_torch = beats_pytorch(eval, opt_.min_gain);
+  auto eager = speedup_ratio(eval, "eager"), compile = speedup_ratio(eval, "compile");
   json detail = {{"reason", reason},
                  {"eval_step", a.eval_step},
                  {"median_ms", median(v.recorded.candidate)},
@@ -533,15 +551,15 @@ void Refiner::accept(int round, const Attempt& a, const std::string& reason, con
                  {"flags", a.flags.flags},
                  {"idea", a.idea}};
   if (!keep.is_null()) detail["keep"] = keep;
-  if (auto sol = sol_fraction(doc)) detail["sol_fraction"] = *sol;
-  detail["speed_claim"] = speed_claim(doc).to_json();  // what every report says about its speed
-  detail["timing_spread"] = timing_spread(doc);
+  if (auto sol = sol_fraction(eval)) detail["sol_fraction"] = *sol;
+  detail["speed_claim"] = speed_claim(eval).to_json();  // what every report says about its speed
+  detail["timing_spread"] = timing_spread(v);
   if (v.torch) detail["torch"] = *v.torch;
   if (v.library_calls && !v.library_calls->operators.empty())
-    detail["library_calls"] = doc["library_calls"];  // as recorded, with how the share was measured
+    detail["library_calls"] = v.library_calls->as_written;  // as recorded, with how the share was measured
   decide(round, a.step, "accepted", a.sha256, detail);
   std::optional<BestCandidate> previous = best_;
-  best_ = BestCandidate{a.step, a.sha256, a.source, doc};
+  best_ = BestCandidate{a.step, a.sha256, a.source, eval};
   best_flags_ = a.flags;
   latest_ = LatestAttempt{a, "kept", reason, true, previous ? previous->step : "", previous ? previous->source : ""};
   if (!previous) latest_.reset();  // nothing to compare the first correct candidate with

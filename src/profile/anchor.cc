@@ -10,27 +10,15 @@ namespace kforge::profile {
 
 using json = nlohmann::json;
 
-namespace {
-
-double median_of(const json& timing, const char* side) {
-  const json t = timing.value(side, json::object());
-  const json m = t.is_object() ? t.value("median_ms", json()) : json();
-  return m.is_number() ? m.get<double>() : 0.0;
-}
-
-}  // namespace
-
-void anchor_to_evaluation(json& profile, const json& evaluation) {
-  if (!profile.is_object() || profile.contains("error") || !profile.contains("sides") || !evaluation.is_object()) return;
-  const json timing = evaluation.value("timing", json::object());
-  if (!timing.is_object()) return;
-  const json eval_sol = evaluation.value("sol", json());
-  if (eval_sol.is_object() && eval_sol.value("sol_ms", json()).is_number()) profile["sol"] = eval_sol;
+void anchor_to_evaluation(json& profile, const EvalView& evaluation) {
+  if (!profile.is_object() || profile.contains("error") || !profile.contains("sides")) return;
+  if (evaluation.sol && evaluation.sol->sol_ms) profile["sol"] = evaluation.sol->as_written;
   const json sol = profile.value("sol", json::object());
+  const auto median_of = [](const std::optional<RecordedTiming>& t) { return t ? t->median_ms.value_or(0.0) : 0.0; };
   bool anchored = false;
-  for (auto [name, timing_side] : {std::pair{"candidate", "candidate"}, std::pair{"reference", "eager"}}) {
+  for (auto [name, median] : {std::pair{"candidate", median_of(evaluation.recorded.candidate)},
+                              std::pair{"reference", median_of(evaluation.recorded.eager)}}) {
     if (!profile["sides"].contains(name)) continue;
-    const double median = median_of(timing, timing_side);
     if (median <= 0) continue;
     json& side = profile["sides"][name];
     const json before = side.value("achieved", json::object());

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_view.h"
+
 namespace kforge::profile {
 
 // Restates `profile` (a profile document, docs/profiling.md) with `evaluation`'s (a timed
@@ -14,6 +16,6 @@ namespace kforge::profile {
 // the achieved throughput, the analysis, the roofline chart and the summary are made again from
 // them. The profiler's own medians are kept as `profiled_ms`. A profile that failed, or an
 // evaluation without timing, is left as it is.
-void anchor_to_evaluation(nlohmann::json& profile, const nlohmann::json& evaluation);
+void anchor_to_evaluation(nlohmann::json& profile, const EvalView& evaluation);
 
 }  // namespace kforge::profile

@@ -34,10 +34,10 @@ json cpu_profile() {
   return doc;
 }
 
-json evaluation() {
-  return {{"sol", cpu_sol(0.502)},
+EvalView evaluation() {
+  return EvalView::decode({{"sol", cpu_sol(0.502)},
           {"timing", {{"candidate", {{"median_ms", 30.83}, {"p25_ms", 28.01}}}, {"eager", {{"median_ms", 43.98}}},
-                      {"compile", {{"median_ms", 43.44}}}}}};
+                      {"compile", {{"median_ms", 43.44}}}}}});
 }
 
 TEST(AnchorToEvaluation, EveryPerCallTimeIsTheVerdictsOrLabelledAsTheProfilers) {
@@ -66,7 +66,7 @@ TEST(AnchorToEvaluation, AFailedProfileOrAnUntimedEvaluationIsLeftAsItIs) {
   EXPECT_EQ(failed, json({{"error", "the candidate failed"}}));
   json doc = cpu_profile();
   const json before = doc;
-  anchor_to_evaluation(doc, {{"status", "correct"}});
+  anchor_to_evaluation(doc, EvalView::decode({{"status", "correct"}}));
   EXPECT_EQ(doc, before);
 }
 

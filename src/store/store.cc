@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/eval_view.h"
 #include "util/errors.h"
 #include "util/hash.h"
 #include "util/paths.h"
@@ -141,6 +142,11 @@ class Statement {
     else sqlite3_bind_null(stmt_, i);
     return *this;
   }
+  Statement& real_or_null(int i, const std::optional<double>& v) {
+    if (v) sqlite3_bind_double(stmt_, i, *v);
+    else sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
   Statement& null(int i) {
     sqlite3_bind_null(stmt_, i);
     return *this;
@@ -238,30 +244,33 @@ void Store::migrate() {
   }
 }
 
-std::int64_t Store::insert_evaluation(const nlohmann::json& result, const std::string& candidate_source) {
-  const std::string sha = result.value("candidate_sha256", "");
-  Statement(db_, "INSERT OR IGNORE INTO candidates(sha256, source) VALUES (?, ?)").text(1, sha).text(2, candidate_source).step();
+std::int64_t Store::insert_evaluation(const nlohmann::json& evaluation, const std::string& candidate_source) {
+  const EvalView v = EvalView::decode(evaluation);  // the columns the evaluations are looked up by
+  Statement(db_, "INSERT OR IGNORE INTO candidates(sha256, source) VALUES (?, ?)")
+      .text(1, v.candidate_sha256)
+      .text(2, candidate_source)
+      .step();
   Statement ins(db_,
                 "INSERT INTO evaluations(candidate_sha256, problem, problem_sha256, target, device, status, "
                 "speedup_vs_eager, speedup_vs_compile, result_json) VALUES (?,?,?,?,?,?,?,?,?)");
-  ins.text(1, sha)
-      .text(2, result.value("problem", ""))
-      .text(3, result.value("problem_sha256", ""))
-      .text(4, result.value("target", ""))
-      .text(5, result.value("device", ""))
-      .text(6, result.value("status", ""))
-      .real_or_null(7, result.value("speedup_vs_eager", nlohmann::json()))
-      .real_or_null(8, result.value("speedup_vs_compile", nlohmann::json()))
-      .text(9, result.dump());
+  ins.text(1, v.candidate_sha256)
+      .text(2, v.problem)
+      .text(3, v.problem_sha256)
+      .text(4, v.target)
+      .text(5, v.device)
+      .text(6, v.status)
+      .real_or_null(7, v.speedup_vs_eager)
+      .real_or_null(8, v.speedup_vs_compile)
+      .text(9, evaluation.dump());
   ins.step();
   return sqlite3_last_insert_rowid(db_);
 }
 
-std::int64_t Store::add_evaluation(const nlohmann::json& result, const std::string& candidate_source) {
+std::int64_t Store::add_evaluation(const nlohmann::json& evaluation, const std::string& candidate_source) {
   std::lock_guard lock(mutex_);
   exec("BEGIN IMMEDIATE");
   try {
-    std::int64_t id = insert_evaluation(result, candidate_source);
+    std::int64_t id = insert_evaluation(evaluation, candidate_source);
     exec("COMMIT");
     return id;
   } catch (...) {
@@ -429,13 +438,13 @@ std::optional<std::string> Store::run_candidate(std::int64_t run_id, const std::
   return s.column_text(0);
 }
 
-std::int64_t Store::add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& result,
+std::int64_t Store::add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& evaluation,
                                        const std::string& candidate_source) {
   std::lock_guard lock(mutex_);
   if (auto existing = run_evaluation(run_id, step)) return existing->id;
   exec("BEGIN IMMEDIATE");
   try {
-    std::int64_t id = insert_evaluation(result, candidate_source);
+    std::int64_t id = insert_evaluation(evaluation, candidate_source);
     Statement(db_, "INSERT INTO run_evaluations(run_id, step, evaluation_id) VALUES (?,?,?)")
         .integer(1, run_id)
         .text(2, step)

@@ -85,7 +85,7 @@ class Store {
   static std::filesystem::path default_path();
 
   // Records one evaluation with the candidate's source; returns its id.
-  std::int64_t add_evaluation(const nlohmann::json& result, const std::string& candidate_source);
+  std::int64_t add_evaluation(const nlohmann::json& evaluation, const std::string& candidate_source);
   std::optional<StoredEvaluation> evaluation(std::int64_t id) const;
   std::vector<StoredEvaluation> evaluations_of(const std::string& candidate_sha256) const;
   std::optional<std::string> candidate_source(const std::string& sha256) const;
@@ -109,7 +109,7 @@ class Store {
   std::optional<std::string> run_candidate(std::int64_t run_id, const std::string& step) const;
 
   // Records the evaluation and ties it to the step in one transaction.
-  std::int64_t add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& result,
+  std::int64_t add_run_evaluation(std::int64_t run_id, const std::string& step, const nlohmann::json& evaluation,
                                   const std::string& candidate_source);
   std::optional<StoredEvaluation> run_evaluation(std::int64_t run_id, const std::string& step) const;
   std::vector<std::pair<std::string, StoredEvaluation>> run_evaluations(std::int64_t run_id) const;
@@ -136,7 +136,7 @@ class Store {
  private:
   void exec(const char* sql);
   void migrate();
-  std::int64_t insert_evaluation(const nlohmann::json& result, const std::string& candidate_source);
+  std::int64_t insert_evaluation(const nlohmann::json& evaluation, const std::string& candidate_source);
   // One connection is shared by the threads of a run; transactions must not interleave.
   mutable std::recursive_mutex mutex_;
   sqlite3* db_ = nullptr;
