@@ -19,6 +19,17 @@ def test_strict_fp32_gemm_bound_includes_error_compensated_tensor_cores():
     assert cublas_ms / 1.4 > bound["sol_ms"]
 
 
+def test_strict_fp32_includes_error_compensated_fp16_where_fp16_is_measured():
+    # An H200's fp16 tensor cores (measured): 3xFP16 at a third of that beats 3xTF32, and a kernel
+    # taking that route (an fp16 hi/lo split, accepted by the float64 audit) stays under 100%.
+    peaks = {**PEAKS, "flops": {**PEAKS["flops"], "float16": 720e12}}
+    bound = sol.speed_of_light(GEMM, 3 * 8192 * 8192 * 4, torch.float32, peaks, "strict")
+    assert bound["route"].startswith("3xFP16") and bound["peak_flops_per_s"] == 720e12 / 3
+    assert [r["peak_flops_per_s"] for r in bound["routes"]] == [50.6e12, 420e12 / 3, 720e12 / 3]
+    relaxed = sol.speed_of_light(GEMM, 1, torch.float32, peaks, "relaxed")
+    assert [r["route"] for r in relaxed["routes"]][1].startswith("TF32") and len(relaxed["routes"]) == 2
+
+
 def test_relaxed_allows_tf32_itself_and_other_dtypes_keep_their_own_rate():
     assert sol.speed_of_light(GEMM, 1, torch.float32, PEAKS, "relaxed")["peak_flops_per_s"] == 420e12
     bf16 = sol.speed_of_light(GEMM, 1, torch.bfloat16, PEAKS, "strict")
