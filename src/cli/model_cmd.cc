@@ -101,6 +101,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     state = read_json(out / "model.json");
     opt = model::options_from_json(state.at("options"));
     if (!a.options.llm.empty()) opt.llm = a.options.llm;
+    if (!a.options.regions.empty()) opt.regions = a.options.regions;  // e.g. a misspelt one put right
     settle_schedule(a, config, opt);
     state["options"] = model::to_json(opt);
     write_json(out / "model.json", state);
@@ -192,7 +193,13 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
   const std::string kforge = fs::read_symlink("/proc/self/exe").string();
   json& kernels = state["kernels"];
   std::vector<json> todo;
-  for (const auto& region : model::top_regions(analysis, opt.top)) {
+  if (auto unknown = model::unmatched_selectors(analysis, opt.regions); !unknown.empty()) {
+    std::string names;
+    for (const auto& r : analysis["regions"]) names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", r["name"].get<std::string>(), r["kind"].get<std::string>());
+    throw InputError(fmt::format("--regions: no region is named or of kind {}; this model's regions: {} (the analysis is kept: kforge model --resume {} --regions ...)",
+                                 fmt::join(unknown, ", "), names, out.string()));
+  }
+  for (const auto& region : model::top_regions(analysis, opt.top, opt.regions)) {
     json& k = kernels[region["name"].get<std::string>()];
     if (!k.is_object()) k = json::object();
     if (!model::run_done(k)) todo.push_back(region);
@@ -354,6 +361,8 @@ void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--device", o.device, "Device (default: the target's)");
   cmd->add_option("--llm", o.llm, "Model as KIND:ARGUMENT (openai:, anthropic:, exec:, manual:, replay:); default [llm] provider");
   cmd->add_option("--top", o.top, "Regions through the loop, by share of the time")->check(CLI::Range(0, 100))->capture_default_str();
+  cmd->add_option("--regions", o.regions, "Only these regions go through the loop: names (region-3) or kinds (norm, attention, gemm+epilogue), comma-separated; --top counts among them")
+      ->delimiter(',');
   cmd->add_option("--rounds", a->rounds, "Rounds of each region's run (default: kforge run's)")->check(CLI::Range(1, 1000));
   cmd->add_option("--samples", a->samples, "Candidates per round of each region's run")->check(CLI::Range(1, 64));
   cmd->add_option("--max-fix", a->max_fix, "Functional retries per candidate")->check(CLI::Range(0, 50));
@@ -378,7 +387,7 @@ void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code
   add_json_option(cmd, a->out, "the report (as report.json)");
   cmd->callback([a, cmd, &global, exit_code] {
     if (!a->resume.empty())
-      reject_settings_with_resume(*cmd, {"resume", "llm", "json", "python", "executor", "ray-address", "jobs", "budget-minutes"},
+      reject_settings_with_resume(*cmd, {"resume", "llm", "json", "python", "executor", "ray-address", "jobs", "budget-minutes", "regions"},
                                   "model");
     a->jobs_given = cmd->count("--jobs") > 0;
     a->budget_given = cmd->count("--budget-minutes") > 0;

@@ -14,6 +14,7 @@ using json = nlohmann::json;
 json to_json(const ModelOptions& o) {
   return {{"model", o.model},         {"hf_config", o.hf_config}, {"sets", o.sets},       {"target", o.target},
           {"device", o.device},       {"llm", o.llm},         {"top", o.top},
+          {"regions", o.regions},
           {"run_args", o.run_args},   {"threads", o.threads}, {"profile_reps", o.profile_reps},
           {"e2e_reps", o.e2e_reps},   {"e2e_compile", o.e2e_compile},
           {"db", o.db},               {"out_dir", o.out_dir}, {"python", o.python},
@@ -30,6 +31,7 @@ ModelOptions options_from_json(const json& j) {
   o.device = j.value("device", "");
   o.llm = j.value("llm", "");
   o.top = j.value("top", 3);
+  o.regions = j.value("regions", std::vector<std::string>{});
   o.run_args = j.value("run_args", std::vector<std::string>{});
   o.threads = j.value("threads", 0);
   o.profile_reps = j.value("profile_reps", 10);
@@ -45,11 +47,29 @@ ModelOptions options_from_json(const json& j) {
   return o;
 }
 
-std::vector<json> top_regions(const json& analysis, int top) {
+namespace {
+bool selected(const json& region, const std::vector<std::string>& selectors) {
+  if (selectors.empty()) return true;
+  return std::any_of(selectors.begin(), selectors.end(), [&](const std::string& s) {
+    return s == region.value("name", "") || s == region.value("kind", "");
+  });
+}
+}  // namespace
+
+std::vector<json> top_regions(const json& analysis, int top, const std::vector<std::string>& selectors) {
   std::vector<json> out;
   for (const auto& r : analysis.value("regions", json::array())) {
     if (static_cast<int>(out.size()) >= top) break;
-    if (r.contains("problem") && !r.contains("skipped")) out.push_back(r);
+    if (r.contains("problem") && !r.contains("skipped") && selected(r, selectors)) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::string> unmatched_selectors(const json& analysis, const std::vector<std::string>& selectors) {
+  std::vector<std::string> out;
+  for (const auto& s : selectors) {
+    const auto& regions = analysis.value("regions", json::array());
+    if (std::none_of(regions.begin(), regions.end(), [&](const json& r) { return selected(r, {s}); })) out.push_back(s);
   }
   return out;
 }

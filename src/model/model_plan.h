@@ -21,6 +21,7 @@ struct ModelOptions {
   std::string device;                 // empty: the target's
   std::string llm;
   int top = 3;                        // regions through the loop, by share
+  std::vector<std::string> regions;   // only these regions (names or kinds) go through it; empty: any
   std::vector<std::string> run_args;  // given to every region's `kforge run` (--rounds 2, --seed 1, ...)
   int threads = 0;
   int profile_reps = 10;              // forwards timed to attribute the model's time
@@ -40,8 +41,12 @@ nlohmann::json to_json(const ModelOptions& options);
 ModelOptions options_from_json(const nlohmann::json& json);
 
 // The regions that go through the loop: those written as problems (not skipped), in the analysis's
-// order (by share), the first `top`.
-std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top);
+// order (by share), that `selectors` name (a region's name or kind; empty: any), the first `top`.
+std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top,
+                                        const std::vector<std::string>& selectors = {});
+
+// The selectors that name no region of the analysis (a typo, or a kind this model does not have).
+std::vector<std::string> unmatched_selectors(const nlohmann::json& analysis, const std::vector<std::string>& selectors);
 
 // `kforge run` for one region: fresh into `run_dir`, or `--resume RUN` of an earlier one.
 std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions& options, const nlohmann::json& region,

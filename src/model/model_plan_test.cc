@@ -11,10 +11,10 @@ using json = nlohmann::json;
 
 json analysis() {
   return json::parse(R"({"regions": [
-    {"name": "region-1", "share": 0.5, "problem": "/o/regions/region-1.py"},
-    {"name": "region-2", "share": 0.3, "skipped": "a function attribute cannot be written"},
-    {"name": "region-3", "share": 0.1, "problem": "/o/regions/region-3.py"},
-    {"name": "region-4", "share": 0.05, "problem": "/o/regions/region-4.py"}]})");
+    {"name": "region-1", "kind": "gemm", "share": 0.5, "problem": "/o/regions/region-1.py"},
+    {"name": "region-2", "kind": "norm", "share": 0.3, "skipped": "a function attribute cannot be written"},
+    {"name": "region-3", "kind": "norm", "share": 0.1, "problem": "/o/regions/region-3.py"},
+    {"name": "region-4", "kind": "attention", "share": 0.05, "problem": "/o/regions/region-4.py"}]})");
 }
 
 TEST(ModelPlan, TopRegionsLeaveSkippedOnesOut) {
@@ -24,6 +24,18 @@ TEST(ModelPlan, TopRegionsLeaveSkippedOnesOut) {
   EXPECT_EQ(top[1]["name"], "region-3");
   EXPECT_EQ(top_regions(analysis(), 10).size(), 3u);
   EXPECT_TRUE(top_regions(json::object(), 3).empty());
+}
+
+TEST(ModelPlan, SelectorsNameRegionsByNameOrKindAndTopCountsOnlyThose) {
+  auto norms = top_regions(analysis(), 3, {"norm"});
+  ASSERT_EQ(norms.size(), 1u);  // region-2 is a norm too, but it was not written as a problem
+  EXPECT_EQ(norms[0]["name"], "region-3");
+  auto two = top_regions(analysis(), 1, {"region-4", "gemm"});
+  ASSERT_EQ(two.size(), 1u);  // the first by share among those named
+  EXPECT_EQ(two[0]["name"], "region-1");
+  EXPECT_EQ(top_regions(analysis(), 3, {"region-4", "gemm"}).size(), 2u);
+  EXPECT_EQ(unmatched_selectors(analysis(), {"norm", "regoin-3", "conv"}), (std::vector<std::string>{"regoin-3", "conv"}));
+  EXPECT_TRUE(unmatched_selectors(analysis(), {}).empty());
 }
 
 TEST(ModelPlan, AFreshRunTakesTheRegionAndTheSettingsAResumedOneOnlyItsId) {

@@ -213,3 +213,27 @@ def test_a_region_waiting_for_the_models_reply_stops_the_model_to_be_resumed(kfo
     finished = json.loads((out / "model.json").read_text())
     assert finished["kernels"][name]["status"] == "finished" and finished["kernels"][name]["run"] == kernel["run"]
     assert (out / "report.json").is_file()
+
+
+def test_regions_chosen_by_kind_and_a_misspelt_one_is_an_error_that_keeps_the_analysis(kforge):
+    # The norm is the smallest region by share, so `--top 1` reaches it only through `--regions`.
+    log = kforge.tmp / "calls.jsonl"
+    args = ["--target", "cpu", "--top", "1", "--threads", "1", "--no-e2e-compile", "--e2e-reps", "5",
+            "--profile-reps", "3", *QUICK_RUN, "--llm", scripted(log)]
+    typo = kforge.run("model", MINI_GPT, *args, "--regions", "nrom", timeout=600)
+    assert typo.returncode == 2, typo.stdout + typo.stderr
+    assert "--regions: no region is named or of kind nrom" in typo.stderr and "(norm)" in typo.stderr, typo.stderr
+    out = kforge.tmp / "kforge-out" / "model-1"
+    assert (out / "analysis.json").is_file() and not log.exists()  # profiled once, no model asked
+
+    again = kforge.run("model", "--resume", "1", "--regions", "norm", timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "profiling" not in again.stderr  # the analysis was kept
+    state = json.loads((out / "model.json").read_text())
+    assert state["options"]["regions"] == ["norm"]
+    (name, kernel), = state["kernels"].items()
+    kinds = {r["name"]: r["kind"] for r in json.loads((out / "analysis.json").read_text())["regions"]}
+    assert kinds[name] == "norm" and kernel["status"] == "finished", (kinds, state["kernels"])
+    # Only the norm's run asked the model anything.
+    rules = [json.loads(line)["rule"] for line in log.read_text().splitlines()]
+    assert "layernorm.md" in rules and not {"linear_gelu.md", "leave_attention.md", "leave_gemm.md"} & set(rules), rules
