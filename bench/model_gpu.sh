@@ -25,12 +25,10 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export KFORGE_HOME=$ROOT KFORGE_STATE_DIR=$WORK/state KFORGE_CACHE_DIR=$WORK/cache
 OUT=$WORK/model
-LLAMA_1B=(--set hidden_size=2048 --set intermediate_size=8192 --set num_hidden_layers=16
-          --set num_attention_heads=32 --set num_key_value_heads=8 --set vocab_size=32000
-          --set batch_size=8 --set seq_len=512 --set decode_steps=64 --set dtype=bfloat16)
+mapfile -t LLAMA_1B < <(grep -v '^#' "$ROOT/bench/llama_1b.args")
 start=$(date +%s)
 timeout 270 "$KFORGE" model --hf-config llama "${LLAMA_1B[@]}" --target cuda --top 0 --python "$PYTHON" \
-  --profile-reps 5 --e2e-reps 8 -o "$OUT" --json "$WORK/report.json" > "$WORK/model.log" 2>&1
+  -o "$OUT" --json "$WORK/report.json" > "$WORK/model.log" 2>&1
 rc=$?
 echo "kforge model: exit $rc after $(( $(date +%s) - start )) s"
 if [ $rc -ne 0 ] || [ ! -f "$WORK/report.json" ]; then

@@ -1,6 +1,7 @@
-"""Liger-Kernel's patched Llama beside eager, on the decoder `kforge model --hf-config` wrote
-(MODEL_DIR/hf_model.py): the same weights, prefill and decode (KV-cache steps) timed interleaved,
-outputs compared with eager's. Prints `ok liger ...` lines, or `liger: unavailable (why)` when
+"""Liger-Kernel's patched Llama beside eager and beside kforge's, on the decoder `kforge model
+--hf-config` wrote (MODEL_DIR/hf_model.py, and MODEL_DIR/patch.py once its regions went through the
+loop): the same weights, prefill and decode (KV-cache steps) timed interleaved in this one process,
+outputs compared with eager's. Prints `ok NAME ...` lines, or `liger: unavailable (why)` when
 liger_kernel does not import (it is optional).
 
     python bench/model_liger.py MODEL_DIR [REPS]"""
@@ -36,16 +37,26 @@ def main() -> int:
     except Exception as e:  # a liger_kernel that does not know this transformers' Llama
         print(f"liger: unavailable (apply_liger_kernel_to_llama raised {type(e).__name__}: {e})")
         return 0
+    models = {"eager": eager, "liger": liger}
+    patch = out_dir / "patch.py"
+    if patch.is_file():  # kforge's kernels, installed the way a user installs them
+        spec = importlib.util.spec_from_file_location("kforge_patch", patch)
+        kforge_patch = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(kforge_patch)
+        torch.manual_seed(0)
+        models["kforge"] = hf.get_model().eval().cuda()
+        kforge_patch.apply(models["kforge"])
+        print(f"ok kforge: patch.py installed the kernels of {[i['region'] for i in kforge_patch.INSTALL]}")
     torch.manual_seed(1000)
     prompt = hf.get_inputs()[0].cuda()
     cache_arg = decoding.cache_argument(eager)
     steps = decoding.tokens(eager, prompt.shape[0], hf.decode_steps, 1000, "cuda")
     sync = torch.cuda.synchronize
     with torch.no_grad():
-        want, got = eager(prompt).logits, liger(prompt).logits
-    err = float((want.float() - got.float()).abs().max())
-    print(f"ok liger: prefill logits max abs error vs eager {err:.3g}")
-    models = {"eager": eager, "liger": liger}
+        want = eager(prompt).logits.float()
+        for n in models:
+            if n != "eager":
+                print(f"ok {n}: prefill logits max abs error vs eager {float((want - models[n](prompt).logits.float()).abs().max()):.3g}")
     prefill = {n: [] for n in models}
     decode = {n: [] for n in models}
     rng = random.Random(0)
