@@ -81,13 +81,30 @@ std::string format_index(const json& index) {
   return out + "]";
 }
 
+namespace {
+// The checks a program failed beside the status that ended its evaluation: a static rule decides
+// only once the program has run, so without this a fix of its crash would come back rejected.
+std::string also_failed(const EvalView& v) {
+  const std::string checks = failed_checks(v);
+  return checks.empty() ? "" : "\nOnce it runs, it is also rejected by these checks:\n" + checks;
+}
+
+std::string status_feedback(const EvalView& v);
+}  // namespace
+
 std::string functional_feedback(const json& doc) {
   const EvalView v = EvalView::decode(doc);
+  if (v.status == "correct") return {};
+  if (v.status == "rejected") return status_feedback(v);  // it names its failed checks itself
+  return status_feedback(v) + also_failed(v);
+}
+
+namespace {
+std::string status_feedback(const EvalView& v) {
   const EvalError error = v.error.value_or(EvalError{});
   const std::string& message = error.message;
   const std::string& log = error.log;
   const std::string& status = v.status;
-  if (status == "correct") return {};
   if (status == "compile_error") {
     std::string out = fmt::format("The candidate failed to build: {}\n\n", message);
     if (!log.empty()) out += "First compiler errors (verbatim, with file and line):\n\n" + fenced(log);
@@ -109,11 +126,9 @@ std::string functional_feedback(const json& doc) {
     if (!log.empty()) out += "\nEnd of the error output:\n\n" + fenced(tail_lines(log, 25));
     return out;
   }
-  std::string out = fmt::format("The evaluation ended with status `{}`: {}\n", status, message);
-  std::string checks = failed_checks(v);
-  if (!checks.empty()) out += "\n" + checks;
-  return out;
+  return fmt::format("The evaluation ended with status `{}`: {}\n", status, message);
 }
+}  // namespace
 
 std::string one_line_summary(const json& doc) {
   const EvalView v = EvalView::decode(doc);

@@ -60,6 +60,22 @@ TEST(Feedback, RuntimeErrorsKeepTheEndOfTheTraceback) {
   EXPECT_EQ(f.find("frame 3\n"), std::string::npos);
 }
 
+// A program that crashed and also breaks a static rule hears of both, so that its fix does not
+// come back rejected (on an H200, a fix of a kernel-signature error kept a computed getattr()).
+TEST(Feedback, AFailedCheckBesideAnotherStatusIsNamedToo) {
+  json doc = {{"status", "runtime_error"},
+              {"error", {{"kind", "runtime_error"}, {"message", "trial 0 failed: TypeError: colsum_v4_k4"}}},
+              {"checks", {{{"name", "static.dynamic_code"}, {"verdict", "fail"}, {"message", "line 220: calls getattr()"}},
+                          {{"name", "static.torch_delegation"}, {"verdict", "pass"}, {"message", "nothing found"}}}}};
+  std::string f = functional_feedback(doc);
+  EXPECT_NE(f.find("TypeError: colsum_v4_k4"), std::string::npos) << f;
+  EXPECT_NE(f.find("Once it runs, it is also rejected by these checks:\n- check `static.dynamic_code` failed: line 220"),
+            std::string::npos) << f;
+  EXPECT_EQ(f.find("torch_delegation"), std::string::npos) << f;
+  doc["checks"][0]["verdict"] = "pass";
+  EXPECT_EQ(functional_feedback(doc).find("also rejected"), std::string::npos);
+}
+
 TEST(Feedback, MissingFieldsDoNotThrow) {
   EXPECT_NO_THROW(functional_feedback(json::object()));
   EXPECT_NO_THROW(functional_feedback({{"status", "incorrect"}, {"correctness", json::object()}}));
