@@ -72,6 +72,14 @@ std::string failed_checks(const EvalView& v) {
   return out;
 }
 
+// For an evaluation that stopped before its checks decided (a build, a trial or a time limit): a
+// static rule rejects only once the program has run, so a fix of the crash alone would come back
+// rejected by it.
+std::string also_failed(const EvalView& v) {
+  const std::string checks = failed_checks(v);
+  return checks.empty() ? "" : "\nOnce it runs, it is also rejected by these checks:\n" + checks;
+}
+
 }  // namespace
 
 std::string format_index(const json& index) {
@@ -81,38 +89,21 @@ std::string format_index(const json& index) {
   return out + "]";
 }
 
-namespace {
-// The checks a program failed beside the status that ended its evaluation: a static rule decides
-// only once the program has run, so without this a fix of its crash would come back rejected.
-std::string also_failed(const EvalView& v) {
-  const std::string checks = failed_checks(v);
-  return checks.empty() ? "" : "\nOnce it runs, it is also rejected by these checks:\n" + checks;
-}
-
-std::string status_feedback(const EvalView& v);
-}  // namespace
-
 std::string functional_feedback(const json& doc) {
   const EvalView v = EvalView::decode(doc);
-  if (v.status == "correct") return {};
-  if (v.status == "rejected") return status_feedback(v);  // it names its failed checks itself
-  return status_feedback(v) + also_failed(v);
-}
-
-namespace {
-std::string status_feedback(const EvalView& v) {
   const EvalError error = v.error.value_or(EvalError{});
   const std::string& message = error.message;
   const std::string& log = error.log;
   const std::string& status = v.status;
+  if (status == "correct") return {};
   if (status == "compile_error") {
     std::string out = fmt::format("The candidate failed to build: {}\n\n", message);
     if (!log.empty()) out += "First compiler errors (verbatim, with file and line):\n\n" + fenced(log);
-    return out;
+    return out + also_failed(v);
   }
   if (status == "incorrect") {
-    if (error.kind == "mismatch" || v.correctness.mismatch) return mismatch_feedback(v);
-    return fmt::format("The candidate's result is wrong: {}\n", message);
+    if (error.kind == "mismatch" || v.correctness.mismatch) return mismatch_feedback(v) + also_failed(v);
+    return fmt::format("The candidate's result is wrong: {}\n", message) + also_failed(v);
   }
   if (status == "rejected") {
     std::string checks = failed_checks(v);
@@ -120,15 +111,17 @@ std::string status_feedback(const EvalView& v) {
     if (!checks.empty()) out += "\n" + checks;
     return out;
   }
-  if (status == "timeout") return fmt::format("The candidate timed out: {}\n", message);
+  if (status == "timeout") return fmt::format("The candidate timed out: {}\n", message) + also_failed(v);
   if (status == "runtime_error") {
     std::string out = fmt::format("The candidate failed at run time ({}): {}\n", error.kind, message);
     if (!log.empty()) out += "\nEnd of the error output:\n\n" + fenced(tail_lines(log, 25));
-    return out;
+    return out + also_failed(v);
   }
-  return fmt::format("The evaluation ended with status `{}`: {}\n", status, message);
+  std::string out = fmt::format("The evaluation ended with status `{}`: {}\n", status, message);
+  std::string checks = failed_checks(v);
+  if (!checks.empty()) out += "\n" + checks;
+  return out;
 }
-}  // namespace
 
 std::string one_line_summary(const json& doc) {
   const EvalView v = EvalView::decode(doc);

@@ -67,8 +67,8 @@ std::vector<json> top_regions(const json& analysis, int top, const std::vector<s
 
 std::vector<std::string> unmatched_selectors(const json& analysis, const std::vector<std::string>& selectors) {
   std::vector<std::string> out;
+  const json regions = analysis.value("regions", json::array());
   for (const auto& s : selectors) {
-    const auto& regions = analysis.value("regions", json::array());
     if (std::none_of(regions.begin(), regions.end(), [&](const json& r) { return selected(r, {s}); })) out.push_back(s);
   }
   return out;
