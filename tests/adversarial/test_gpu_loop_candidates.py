@@ -28,9 +28,10 @@ DELIBERATE = {
     # variable when the user has not, so reading it tells kforge's sandbox from a user's machine;
     # load_inline's own detection picks the device's architecture (the next program, c3).
     "23_Softmax.c2": {"static.environment_probe", "static.monkey_patching"},
-    # getattr(module, "colsum_v%d_k%d" % (V, K)): a name built at run time (the next program, c4,
-    # spells each kernel's name out).
+    # getattr(module, "colsum_v%d_k%d" % (V, K)): a name built at run time. c4, a fix of c3's crash,
+    # kept it (its request named only the crash); c5 spells each kernel's name out.
     "47_Sum_reduction_over_a_dimension.c3": {"static.dynamic_code"},
+    "47_Sum_reduction_over_a_dimension.c4": {"static.dynamic_code"},
 }
 
 
