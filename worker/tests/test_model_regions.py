@@ -150,6 +150,65 @@ def test_capture_failure_falls_back_and_a_bad_region_is_skipped(tmp_path):
     assert Path(regions["norm"]["problem"]).is_file() and Path(regions["fc"]["problem"]).is_file()
 
 
+WRAPPED_MODEL = '''
+import torch
+import torch.nn as nn
+
+
+def as_module(fn):
+    # A function made a module of a class defined in here, as transformers' `kernels` integration does
+    class Wrapper(nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+    return Wrapper()
+
+
+@as_module
+def double(x):
+    return x * 2.0
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.__dict__["_funcs"] = {"double": type(double)()}  # per-instance wrappers, not submodules
+
+    def forward(self, x):
+        return torch.relu(self._funcs["double"](x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaled = Scaled()
+        self.fc = nn.Linear(32, 32)
+
+    def forward(self, x):
+        return self.fc(self.scaled(x))
+
+
+def get_model():
+    return Net()
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+'''
+
+
+def test_a_stateless_module_in_a_plain_attribute_is_rebuilt_from_its_class(tmp_path):
+    path = tmp_path / "wrapped.py"
+    path.write_text(WRAPPED_MODEL)
+    result = analysis.analyze(str(path), {}, tmp_path / "out", reps=3, warmup=1)
+    region = next(r for r in result["regions"] if r["instances"][0] == ["scaled"])
+    assert "skipped" not in region, region["skipped"]
+    text = Path(region["problem"]).read_text()
+    assert "'_funcs': {'double': type(double)()}" in text
+    mod = problem.load_problem(region["problem"], module_name="wrapped_region")
+    x = mod.get_inputs()[0]
+    torch.testing.assert_close(mod.Model()(x), torch.relu(x * 2.0), rtol=0, atol=0)
+
+
 def finish_args(**kw):
     return Namespace(threads=1, reps=kw.get("reps", 5), no_compile=True, timeout=600)
 

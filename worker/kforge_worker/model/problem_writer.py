@@ -7,8 +7,9 @@ same-named weights as it does for every problem."""
 
 import ast
 import math
+import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List, Optional
 
 import torch
 
@@ -25,8 +26,11 @@ class RegionError(Exception):
     """This region cannot be written as a problem (the reason is reported; the other regions go on)."""
 
 
-def literal(value) -> str:
-    """Python source for a plain attribute value; RegionError for anything a file cannot hold."""
+def literal(value, other: Optional[Callable[[object], Optional[str]]] = None) -> str:
+    """Python source for a plain attribute value; RegionError for anything a file cannot hold.
+    ``other`` gives the source of values that are not plain (None where it cannot)."""
+    if other is not None and (code := other(value)) is not None:
+        return code
     if value is None or isinstance(value, (bool, int, str)):
         return repr(value)
     if isinstance(value, float):
@@ -36,11 +40,11 @@ def literal(value) -> str:
             return "float('inf')" if value > 0 else "float('-inf')"
         return repr(value)
     if isinstance(value, tuple):
-        return "(" + "".join(literal(v) + ", " for v in value) + ")"
+        return "(" + "".join(literal(v, other) + ", " for v in value) + ")"
     if isinstance(value, list):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
+        return "[" + ", ".join(literal(v, other) for v in value) + "]"
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return "{" + ", ".join(f"{k!r}: {literal(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {literal(v, other)}" for k, v in value.items()) + "}"
     if isinstance(value, torch.dtype):
         return str(value)
     if isinstance(value, torch.device):
@@ -70,6 +74,28 @@ def class_ref(cls, imports: set) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def stateless_module_code(value, home: str, imports: set) -> Optional[str]:
+    """A module kept in a plain attribute (not a submodule) that holds no state of its own, such as
+    the per-instance kernel wrappers of transformers' `kernels` integration (``_kernel_funcs``):
+    rebuilt as a fresh instance of its class. Such classes are made inside a function, so the class
+    is named through a global of the owner's module (``home``) that is an instance of it."""
+    if not isinstance(value, torch.nn.Module) or set(vars(value)) - _MODULE_INTERNALS:
+        return None
+    if value._parameters or value._buffers or value._modules:
+        return None
+    cls = type(value)
+    if "<locals>" not in cls.__qualname__:
+        return f"{class_ref(cls, imports)}()"
+    namespace = vars(sys.modules.get(home) or object())
+    name = next((k for k, v in namespace.items() if type(v) is cls), None)
+    if name is None:
+        return None
+    if home == USER_MODULE:  # the model file's definitions are copied into the problem file
+        return f"type({name})()"
+    imports.add(home)
+    return f"type({home}.{name})()"
+
+
 def module_code(module: torch.nn.Module, imports: set, where: str, indent: int = 8) -> str:
     """An expression that rebuilds ``module``: its class without calling its constructor, its plain
     attributes, empty weights of the right shapes and dtypes (the weights file fills them), and its
@@ -80,7 +106,8 @@ def module_code(module: torch.nn.Module, imports: set, where: str, indent: int =
         if key in _MODULE_INTERNALS:
             continue
         try:
-            attrs.append(f"{key!r}: {hf_config_code(value, imports) if is_hf_config(value) else literal(value)}")
+            stateless = lambda v: stateless_module_code(v, type(module).__module__, imports)  # noqa: E731
+            attrs.append(f"{key!r}: {hf_config_code(value, imports) if is_hf_config(value) else literal(value, stateless)}")
         except RegionError as e:
             raise RegionError(f"{where or 'the module'}.{key}: {e}") from None
     # A weight that is None (Linear(bias=False)'s bias) is kept as None: forward reads it.
