@@ -86,6 +86,8 @@ TEST(RequestFacts, CudaRequestsStateThePolicyTheDeviceAndTheBaselines) {
               "allows these PyTorch library calls: " + joined(o.target.allowed_torch_calls),
               "whose PyTorch calls cover the reference's whole main computation (here: matmul, relu)",
               "your own kernels must carry the work", "allowed library calls is measured and reported",
+              // how the reference's weights reach the candidate (roles/candidate.py's copy by name and shape)
+              "whose name and shape match one of the reference's is overwritten", "static check `file_io`",
               // tolerance and precision, with the audit's constants
               "atol = rtol = 0.0001 for float32 outputs", "Precision: `strict`", "no TF32, fp16 or bf16",
               "at most 16 x the fp32 reference's own error plus 8 ulp", "3xTF32",
