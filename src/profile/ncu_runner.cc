@@ -10,6 +10,8 @@ namespace kforge::profile {
 
 namespace fs = std::filesystem;
 
+constexpr std::uint64_t kMaxPageBytes = 256ull << 20;
+
 const char* const kNcuSections[] = {"SpeedOfLight", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis", "Occupancy",
                                     "LaunchStats", "WarpStateStats", "SchedulerStats", nullptr};
 
@@ -70,7 +72,8 @@ NcuExport export_ncu_report(const fs::path& ncu, const fs::path& report) {
     std::vector<std::string> argv = {ncu.string(), "--import", report.string(), "--csv", "--page", name,
                                      "--print-units", "base"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return run_command(argv, std::chrono::seconds(120));
+    // Whole: a page of a model's many launches runs to megabytes, and an excerpt is no CSV.
+    return run_command_whole(argv, std::chrono::seconds(120), kMaxPageBytes);
   };
   auto details = page("details", {"--print-rule-details"});
   if (details.exit_code != 0) details = page("details", {});  // versions before the rule-details option
@@ -78,8 +81,12 @@ NcuExport export_ncu_report(const fs::path& ncu, const fs::path& report) {
     out.error = fmt::format("ncu --import failed (exit {}): {}", details.exit_code, details.output.substr(0, 500));
     return out;
   }
+  if (details.output_cut) {
+    out.error = fmt::format("ncu --import: the details page is larger than {} MiB", kMaxPageBytes >> 20);
+    return out;
+  }
   out.details = details.output;
-  if (auto raw = page("raw", {}); raw.exit_code == 0) out.raw = raw.output;
+  if (auto raw = page("raw", {}); raw.exit_code == 0 && !raw.output_cut) out.raw = raw.output;
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "profile/ncu_report.h"
 #include "util/paths.h"
 
 namespace kforge::profile {
@@ -74,6 +75,31 @@ TEST(DiagnoseNcu, PermissionAndErrorsAreNamed) {
 TEST(ExportNcu, MissingReportIsAnError) {
   auto out = export_ncu_report("/bin/false", "/nonexistent/report.ncu-rep");
   EXPECT_NE(out.error.find("no report was written"), std::string::npos);
+}
+
+// A details page of many launches is megabytes; the export keeps all of it (an excerpt of the
+// head and tail once cut a quoted field in two, and the profile failed to parse).
+TEST(ExportNcu, APageOfMegabytesComesBackWhole) {
+  fs::path dir = make_temp_dir("kforge-ncu-test-");
+  std::ofstream(dir / "report.ncu-rep") << "report";
+  {
+    std::ofstream page(dir / "page.csv");
+    page << "==PROF== a line before the header\n"
+         << "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+    for (int i = 0; i < 30000; ++i)
+      page << "\"" << i << "\",\"void kernel<float, 128>(float const*, float*)\",\"SpeedOfLight\",\"Duration\","
+           << "\"nsecond\",\"1,234\"\n";
+  }
+  std::ofstream(dir / "ncu") << "#!/bin/sh\nexec cat " << (dir / "page.csv").string() << "\n";
+  fs::permissions(dir / "ncu", fs::perms::owner_all);
+  auto out = export_ncu_report(dir / "ncu", dir / "report.ncu-rep");
+  EXPECT_EQ(out.error, "");
+  EXPECT_GT(out.details.size(), 2u << 20);
+  auto launches = parse_ncu_csv(out.details);
+  ASSERT_EQ(launches.size(), 30000u);
+  EXPECT_EQ(launches.back().id, "29999");
+  EXPECT_EQ(launches.back().number("Duration"), 1234.0);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -22,6 +24,7 @@
 
 #include "util/environment.h"
 #include "util/errors.h"
+#include "util/paths.h"
 
 namespace kforge {
 
@@ -501,18 +504,22 @@ std::string Subprocess::log_excerpt(std::size_t max_bytes) const {
   return all.substr(0, half) + "\n[... output cut ...]\n" + all.substr(all.size() - half);
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const std::map<std::string, std::string>* env) {
+namespace {
+
+// Runs argv to completion; its merged output also goes whole to `log_file` when one is given.
+std::unique_ptr<Subprocess> run_to_exit(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                        const std::map<std::string, std::string>* env, std::uint64_t cap,
+                                        const std::filesystem::path& log_file, CommandResult& result) {
   SpawnOptions options;
   options.argv = argv;
   options.env = env ? *env : current_environment();
-  options.log_cap_bytes = 4u << 20;
-  CommandResult result;
+  options.log_cap_bytes = cap;
+  options.log_file = log_file;
   std::unique_ptr<Subprocess> p;
   try {
     p = Subprocess::spawn(options);
   } catch (const std::exception&) {
-    return result;
+    return nullptr;
   }
   std::string line;
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -520,9 +527,38 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
   while (p->wait_line(deadline, &line) == WaitOutcome::kReply) {
   }
   p->finish(std::chrono::milliseconds(0));
-  result.output = p->log_excerpt(1 << 20);
   const auto& st = p->exit_status();
   result.exit_code = st.exited && st.signal == 0 ? st.code : -1;
+  result.output_cut = p->log_bytes() > cap;
+  return p;
+}
+
+}  // namespace
+
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                          const std::map<std::string, std::string>* env) {
+  CommandResult result;
+  if (auto p = run_to_exit(argv, timeout, env, 4u << 20, {}, result)) {
+    result.output = p->log_excerpt(1 << 20);
+    result.output_cut = result.output_cut || p->log_bytes() > result.output.size();
+  }
+  return result;
+}
+
+CommandResult run_command_whole(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                std::uint64_t max_bytes) {
+  CommandResult result;
+  const std::filesystem::path dir = make_temp_dir("kforge-command-");
+  if (run_to_exit(argv, timeout, nullptr, max_bytes, dir / "output", result)) {
+    std::ifstream in(dir / "output", std::ios::binary);
+    result.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (result.output.size() > max_bytes) {
+      result.output.resize(max_bytes);
+      result.output_cut = true;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   return result;
 }
 

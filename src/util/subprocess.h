@@ -116,9 +116,15 @@ class Subprocess {
 struct CommandResult {
   int exit_code = -1;
   std::string output;
+  bool output_cut = false;  // more was printed than `output` holds
 };
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           const std::map<std::string, std::string>* env = nullptr);
+
+// Like run_command, for a command whose output is data (an export): `output` is all of it, up to
+// max_bytes, not a head-and-tail excerpt; past max_bytes it is cut and output_cut says so.
+CommandResult run_command_whole(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                std::uint64_t max_bytes);
 
 // Makes this process a child subreaper, so descendants that detach (setsid, double fork) are
 // re-parented to kforge and can still be found and killed. Call once at start-up.
