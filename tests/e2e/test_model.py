@@ -8,6 +8,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+import torch
+
 from e2e_support import HERE
 
 SCRIPTED = HERE / "scripted"
@@ -91,6 +94,14 @@ def test_a_file_without_entry_points_is_a_clear_error(kforge):
     assert "defines no get_inputs()" in proc.stderr
     missing = kforge.run("model", kforge.tmp / "missing.py", "--target", "cpu", "--llm", "manual:/x")
     assert missing.returncode == 2 and "model file not found" in missing.stderr
+
+
+def test_a_model_on_a_device_this_machine_lacks_is_a_clear_error(kforge):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: the cuda target's device is here")
+    proc = kforge.run("model", MINI_GPT, "--target", "cuda", "--llm", "manual:/nonexistent")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "sees no GPU" in proc.stderr and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
 
 
 def crashing_on(marker, log) -> str:

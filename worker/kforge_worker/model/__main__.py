@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     measure.add_argument("--plan", required=True)
     args = parser.parse_args(argv)
 
-    from kforge_worker.common.errors import ProblemError
+    from kforge_worker.common.errors import EnvironmentProblem, ProblemError
 
     try:
         if args.command == "analyze":
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
             return finish_mod.main(args)
         from kforge_worker.model import end_to_end
         return end_to_end.main(args.plan)
-    except ProblemError as e:
+    except (ProblemError, EnvironmentProblem) as e:  # the model file, or a device this machine lacks
         print(f"kforge model: {e}", file=sys.stderr)
         return 2
 
