@@ -45,6 +45,7 @@ def test_regions_of_a_transformer_block(mini_gpt):
     assert kinds["gemm+epilogue"]["instances"] == [["mlp.c_fc", "mlp.act"]]
     # The two LayerNorms are one problem called twice.
     assert kinds["norm"]["instances"] == [["ln_1"], ["ln_2"]] and kinds["norm"]["calls"] == 2
+    assert "2 call(s) per forward" in Path(kinds["norm"]["problem"]).read_text()  # the prompt shows this header
     assert kinds["norm"]["inputs"] == [{"tensor": True, "shape": [4, 128, 64], "dtype": "float32"}]
     shares = [r["share"] for r in result["regions"]]
     assert shares == sorted(shares, reverse=True)

@@ -60,7 +60,7 @@ def analyze(path: str, overrides: Dict[str, object], out_dir: Path, device: str 
             entry_json["call"] = {"layout": first_call["layout"], "output": first_call["output"]}
         try:
             files = problem_writer.write(g["region"], index, model, Path(path).name, source, share,
-                                         out_dir / "regions")
+                                         g["calls"], out_dir / "regions")
             entry_json.update(files)
         except problem_writer.RegionError as e:
             entry_json["skipped"] = str(e)

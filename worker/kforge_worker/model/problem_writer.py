@@ -197,8 +197,9 @@ def _load_weights(model):
 
 
 def write(region: Region, index: int, model: torch.nn.Module, model_name: str, source: str, share: float,
-          out_dir: Path) -> Dict[str, str]:
-    """Writes region-<index>.py and its weights; returns their paths. RegionError when it cannot."""
+          calls: int, out_dir: Path) -> Dict[str, str]:
+    """Writes region-<index>.py and its weights; returns their paths. RegionError when it cannot.
+    ``calls``: per forward, of every instance of the region (the file is written from the first)."""
     modules = dict(model.named_modules())
     call = region.calls[0] if region.calls else None
     if call is None:
@@ -226,7 +227,7 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
         body = out if paths == [""] else (f"{out}{paths[0]}" if len(paths) == 1 else
                                           f"out = {out}\n        return (" + ", ".join(f"out{p}" for p in paths) + ")")
     text = _HEADER.format(index=index, model=model_name, kind=region.kind, paths=" -> ".join(region.paths),
-                          calls=len(region.calls), share=share, weights=weights_name)
+                          calls=calls, share=share, weights=weights_name)
     text += "import os\n\nimport torch\nimport torch.nn as nn\n"
     text += "".join(f"import {m}\n" for m in sorted(imports))
     text += "\n# The model file's definitions, as it ran.\n" + user_code(source) + "\n"
