@@ -2,7 +2,8 @@
 # The refinement loop on a whole model's regions on the GPU, driven by a model through `manual:` (a
 # person or an LLM session answering each request file alone): KernelBench's level-3
 # 44_MiniGPTBlock (or another level-3 model), unmodified at its own sizes, or the 1.1B Llama-style
-# decoder of bench/llama_1b.args (bf16, random weights), through `kforge model --top K`: its profile,
+# decoder of bench/llama_1b.args (bf16, random weights), through `kforge model --top K` (--target
+# $TARGET, default cuda): its profile,
 # its regions as problems, `kforge run` on the top K, the best kernels installed back, the model
 # verified and measured end to end.
 #
@@ -12,7 +13,8 @@
 # timeout_s = 5); the model then answers the request `pending` lists ($STATE/llm/request-N.md ->
 # reply-N.md) and the next call resumes. MODEL: a file under KernelBench's level3 (default
 # 44_MiniGPTBlock.py), or `llama` for the decoder. TOP (default 1), ROUNDS (default 2), REGIONS
-# (`--regions`: names or kinds, e.g. norm; default any).
+# (`--regions`: names or kinds, e.g. norm; default any), MAX_FIX (`--max-fix`, default kforge run's),
+# LIMIT_S (Ctrl-C after this many seconds, so the call ends with a resumable state).
 # $STATE (default kforge-out/model-loop) holds everything (the model folder, the store, the requests):
 # carry it between GPU machine calls, at the same absolute path each time.
 set -uo pipefail
@@ -32,11 +34,11 @@ mkdir -p "$STATE/llm" "$STATE/logs"
 printf '[llm.manual]\ntimeout_s = 5\n' >"$STATE/kforge.toml"
 log=$STATE/logs/call$(ls "$STATE/logs" | wc -l).log
 if [ -f "$STATE/out/model.json" ]; then
-  KFORGE_CONFIG=$STATE/kforge.toml "$KFORGE" model --resume "$STATE/out" --python "$PYTHON" \
+  KFORGE_CONFIG=$STATE/kforge.toml ${LIMIT_S:+timeout -s INT "$LIMIT_S"} "$KFORGE" model --resume "$STATE/out" --python "$PYTHON" \
     --json "$STATE/report.json" >"$log" 2>&1
 else
-  KFORGE_CONFIG=$STATE/kforge.toml "$KFORGE" model "${source_args[@]}" --target cuda --top "${TOP:-1}" \
-    ${REGIONS:+--regions "$REGIONS"} --rounds "${ROUNDS:-2}" --llm "manual:$STATE/llm" --python "$PYTHON" --db "$STATE/kforge.db" \
+  KFORGE_CONFIG=$STATE/kforge.toml ${LIMIT_S:+timeout -s INT "$LIMIT_S"} "$KFORGE" model "${source_args[@]}" --target "${TARGET:-cuda}" --top "${TOP:-1}" \
+    ${REGIONS:+--regions "$REGIONS"} --rounds "${ROUNDS:-2}" ${MAX_FIX:+--max-fix "$MAX_FIX"} --llm "manual:$STATE/llm" --python "$PYTHON" --db "$STATE/kforge.db" \
     -o "$STATE/out" --json "$STATE/report.json" >"$log" 2>&1
 fi
 status=$?
