@@ -14,7 +14,8 @@
 # reply-N.md) and the next call resumes. MODEL: a file under KernelBench's level3 (default
 # 44_MiniGPTBlock.py), or `llama` for the decoder. TOP (default 1), ROUNDS (default 2), REGIONS
 # (`--regions`: names or kinds, e.g. norm; default any), MAX_FIX (`--max-fix`, default kforge run's),
-# LIMIT_S (Ctrl-C after this many seconds, so the call ends with a resumable state).
+# LIMIT_S (Ctrl-C after this many seconds, so the call ends with a resumable state), EXTRA (more
+# `kforge model` options for a new model, split on spaces).
 # $STATE (default kforge-out/model-loop) holds everything (the model folder, the store, the requests):
 # carry it between GPU machine calls, at the same absolute path each time.
 set -uo pipefail
@@ -38,7 +39,7 @@ if [ -f "$STATE/out/model.json" ]; then
     --json "$STATE/report.json" >"$log" 2>&1
 else
   KFORGE_CONFIG=$STATE/kforge.toml ${LIMIT_S:+timeout -s INT "$LIMIT_S"} "$KFORGE" model "${source_args[@]}" --target "${TARGET:-cuda}" --top "${TOP:-1}" \
-    ${REGIONS:+--regions "$REGIONS"} --rounds "${ROUNDS:-2}" ${MAX_FIX:+--max-fix "$MAX_FIX"} --llm "manual:$STATE/llm" --python "$PYTHON" --db "$STATE/kforge.db" \
+    ${REGIONS:+--regions "$REGIONS"} --rounds "${ROUNDS:-2}" ${MAX_FIX:+--max-fix "$MAX_FIX"} ${EXTRA:-} --llm "manual:$STATE/llm" --python "$PYTHON" --db "$STATE/kforge.db" \
     -o "$STATE/out" --json "$STATE/report.json" >"$log" 2>&1
 fi
 status=$?
