@@ -106,6 +106,11 @@ def test_an_attention_kernel_goes_back_for_the_prefill_and_leaves_decode_to_the_
     _, model, _, _ = loading.load(str(path), {}, "cpu", result["seed"])
     patch.apply(model)
     calls = model.model.layers[0].self_attn.kernel.forward.__globals__["CALLS"]
+    # What the model reads of the replaced module around its call (nn.TransformerEncoderLayer reads
+    # self_attn.batch_first) is the original's.
+    original = want_model.model.layers[1].self_attn
+    assert (model.model.layers[1].self_attn.layer_idx, model.model.layers[1].self_attn.head_dim) == \
+        (original.layer_idx, original.head_dim) == (1, 16)
     prompt = module.get_inputs()[0]
     with torch.no_grad():
         torch.testing.assert_close(model(prompt).logits, want_model(prompt).logits, atol=1e-5, rtol=1e-4)

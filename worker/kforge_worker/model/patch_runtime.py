@@ -4,6 +4,7 @@ torch.library custom op, so that torch.compile keeps it inside the compiled grap
 not imported; it is text for patch.py, which needs no kforge."""
 
 import copy
+import linecache
 import sys
 import types
 from typing import List
@@ -19,7 +20,11 @@ def _kernel_module(name):
     module = types.ModuleType(f"kforge_region_{name.replace('-', '_')}")
     module.__file__ = f"<kforge {name}>"
     sys.modules[module.__name__] = module  # torch.compile looks modules up by name
-    exec(compile(KERNELS[name], module.__file__, "exec"), module.__dict__)
+    # The source under the module's name, as for a file: Triton's @jit reads its function's source
+    # (inspect.getsourcelines), and tracebacks show the kernel's lines. No mtime: never evicted.
+    source = KERNELS[name]
+    linecache.cache[module.__file__] = (len(source), None, source.splitlines(True), module.__file__)
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
     return module
 
 
@@ -143,6 +148,17 @@ class CallAdapter(torch.nn.Module):
         self.kernel = kernel
         self.original = original
         self.call = call
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            # The model may read the replaced module's attributes around the call (the encoder
+            # layer reads its self_attn.batch_first): they are the original's.
+            original = self.__dict__.get("_modules", {}).get("original")
+            if original is None:
+                raise
+            return getattr(original, name)
 
     def forward(self, *args, **kwargs):
         layout = self.call["layout"]
