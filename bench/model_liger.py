@@ -6,6 +6,7 @@ liger_kernel does not import (it is optional).
 
     python bench/model_liger.py MODEL_DIR [REPS]"""
 
+import contextlib
 import importlib.util
 import random
 import sys
@@ -18,6 +19,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker"))
 from kforge_worker.model import decoding, end_to_end  # noqa: E402
 
 
+MISSING = object()
+
+
+def set_attributes(module, values: dict) -> None:
+    for k, v in values.items():
+        if v is MISSING:
+            delattr(module, k)
+        else:
+            setattr(module, k, v)
+
+
+@contextlib.contextmanager
+def attributes(module, values: dict):
+    """``module``'s attributes set to ``values`` inside the block, restored after it."""
+    saved = {k: getattr(module, k, MISSING) for k in values}
+    set_attributes(module, values)
+    try:
+        yield
+    finally:
+        set_attributes(module, saved)
+
+
 def main() -> int:
     out_dir, reps = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 10
     try:
@@ -28,15 +51,13 @@ def main() -> int:
     spec = importlib.util.spec_from_file_location("hf_model", out_dir / "hf_model.py")
     hf = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hf)
+    # Every model is built before Liger patches anything: apply_liger_kernel_to_llama also swaps
+    # classes and functions of transformers' modeling_llama, which would reach models built after it,
+    # and a function looked up at call time (the rotary embedding) would reach every model.
     torch.manual_seed(0)
     eager = hf.get_model().eval().cuda()
     torch.manual_seed(0)
     liger = hf.get_model().eval().cuda()
-    try:
-        apply_liger_kernel_to_llama(model=liger)
-    except Exception as e:  # a liger_kernel that does not know this transformers' Llama
-        print(f"liger: unavailable (apply_liger_kernel_to_llama raised {type(e).__name__}: {e})")
-        return 0
     models = {"eager": eager, "liger": liger}
     patch = out_dir / "patch.py"
     if patch.is_file():  # kforge's kernels, installed the way a user installs them
@@ -47,6 +68,17 @@ def main() -> int:
         models["kforge"] = hf.get_model().eval().cuda()
         kforge_patch.apply(models["kforge"])
         print(f"ok kforge: patch.py installed the kernels of {[i['region'] for i in kforge_patch.INSTALL]}")
+    llama = sys.modules[type(liger).__module__]
+    before = dict(vars(llama))
+    try:
+        apply_liger_kernel_to_llama(model=liger)
+    except Exception as e:  # a liger_kernel that does not know this transformers' Llama
+        print(f"liger: unavailable (apply_liger_kernel_to_llama raised {type(e).__name__}: {e})")
+        return 0
+    swaps = {k: v for k, v in vars(llama).items() if before.get(k, MISSING) is not v}
+    set_attributes(llama, {k: before.get(k, MISSING) for k in swaps})
+    print(f"ok liger: {llama.__name__}.{{{', '.join(sorted(swaps))}}} swapped only while Liger's model runs")
+    scope = {n: (lambda: attributes(llama, swaps)) if n == "liger" else contextlib.nullcontext for n in models}
     torch.manual_seed(1000)
     prompt = hf.get_inputs()[0].cuda()
     cache_arg = decoding.cache_argument(eager)
@@ -56,26 +88,31 @@ def main() -> int:
         want = eager(prompt).logits.float()
         for n in models:
             if n != "eager":
-                print(f"ok {n}: prefill logits max abs error vs eager {float((want - models[n](prompt).logits.float()).abs().max()):.3g}")
+                with scope[n]():
+                    got = models[n](prompt).logits.float()
+                print(f"ok {n}: prefill logits max abs error vs eager {float((want - got).abs().max()):.3g}")
     prefill = {n: [] for n in models}
     decode = {n: [] for n in models}
     rng = random.Random(0)
     with torch.no_grad():
-        for m in models.values():
-            m(prompt)
-            decoding.decode(m, prompt, steps, cache_arg, sync)
+        for n, m in models.items():
+            with scope[n]():
+                m(prompt)
+                decoding.decode(m, prompt, steps, cache_arg, sync)
         for _ in range(reps):
             names = list(models)
             rng.shuffle(names)
             for n in names:
-                sync()
-                t = time.perf_counter()
-                models[n](prompt)
-                sync()
+                with scope[n]():
+                    sync()
+                    t = time.perf_counter()
+                    models[n](prompt)
+                    sync()
                 prefill[n].append((time.perf_counter() - t) * 1e3)
             rng.shuffle(names)
             for n in names:
-                decode[n].append(decoding.decode(models[n], prompt, steps, cache_arg, sync)[0])
+                with scope[n]():
+                    decode[n].append(decoding.decode(models[n], prompt, steps, cache_arg, sync)[0])
     tokens_prefill, tokens_decode = prompt.numel(), steps.numel()
     for n in models:
         p, d = end_to_end.interval(prefill[n]), end_to_end.interval(decode[n])
