@@ -54,7 +54,8 @@ def test_hf_llama_from_config_regions_prefill_and_decode(kforge):
     assert norm["installed"] == (norm["end_to_end_speedup_alone"] > 1.0 and norm["kernel_speedup"] > 1.0), norm
     measured = json.loads((out / "e2e-all.json").read_text())
     verdict = measured["verdicts"]["kforge"]
-    assert verdict["correct"] is True and verdict["decode_max_abs_error"] < 1e-4, verdict
+    assert verdict["correct"] is True and verdict["decode"]["max_abs_error"] < 1e-4, verdict
+    assert verdict["audit"]["ratio"] <= 1 and verdict["decode"]["audit"]["ratio"] <= 1, verdict
     # Prefill and decode, in tokens per second, for every variant.
     assert report["decode"] == {"steps": 4, "cache_argument": report["decode"]["cache_argument"], "batch": 2, "prompt": 16}
     for name, v in report["variants"].items():

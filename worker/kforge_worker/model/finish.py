@@ -21,6 +21,7 @@ import torch
 
 from kforge_worker.checks import compare
 from kforge_worker.model import analysis, decoding, end_to_end, loading, patch_writer, report
+from kforge_worker.model import verdict as outputs_verdict
 
 FRESH_SEED_OFFSET = 1000  # fresh inputs: not the ones the regions were profiled with
 COMPILED = "kforge+torch.compile"  # the variant with the kernels as custom ops, compiled
@@ -55,6 +56,7 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
     if decode:  # the same teacher-forced steps as the measuring process's
         steps = decoding.tokens(model, decode["batch"], decode["steps"], plan["fresh_seed"], plan["device"])
         expected_decode = decoding.decode(model, inputs[0], steps, decode["cache_argument"])[1]
+    reference, reference_decode = higher_precision_outputs(model, inputs, decode and steps, plan)
     try:
         got = torch.load(plan["outputs"], weights_only=True)
     except Exception as e:
@@ -68,19 +70,37 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
             result["verdicts"][name] = {"correct": False, "reason": "no outputs came back"}
         else:
             try:
-                stats = compare.compare(expected, got[name])
-                verdict = {"correct": True, "max_abs_error": stats["max_abs_error"],
-                           "max_rel_error": stats["max_rel_error"]}
+                verdict = {"correct": True, **outputs_verdict.check(expected, got[name], reference)}
                 if decode:  # the decode steps' logits too: the kernels run at other shapes there
                     if name + " decode" not in got:
                         raise compare.Mismatch({"message": "no decode logits came back"})
-                    d = compare.compare(expected_decode, got[name + " decode"], path="decode logits")
-                    verdict["decode_max_abs_error"] = d["max_abs_error"]
+                    verdict["decode"] = outputs_verdict.check(expected_decode, got[name + " decode"], reference_decode,
+                                                              path="decode logits")
                 result["verdicts"][name] = verdict
             except compare.Mismatch as e:
                 result["verdicts"][name] = {"correct": False, "reason": str(e)[:500]}
     Path(plan["result"]).write_text(json.dumps(result, indent=2))
     return result
+
+
+def higher_precision_outputs(model, inputs, steps, plan: dict) -> tuple:
+    """The outputs (and decode logits) of the model in higher precision, for the precision audit;
+    (None, None) where it cannot run so (no room on the device, an operator without that dtype)."""
+    try:
+        dtype = outputs_verdict.higher_precision(model)
+        higher = outputs_verdict.reference_model(model)
+        if higher is None:
+            return None, None
+        with torch.no_grad():
+            out = outputs_verdict.outputs_of(decoding.plain(higher(*outputs_verdict.cast(inputs, dtype))))
+            out_decode = None
+            if plan["decode"]:
+                out_decode = outputs_verdict.outputs_of(
+                    decoding.decode(higher, inputs[0], steps, plan["decode"]["cache_argument"])[1])
+        return out, out_decode
+    except Exception as e:  # the audit is then not applied; the tolerance still is
+        print(f"kforge model: no precision audit end to end ({type(e).__name__}: {str(e)[:200]})", file=sys.stderr)
+        return None, None
 
 
 def compiled_config(names: List[str], args) -> List[dict]:

@@ -56,6 +56,17 @@ def _speedup(s) -> str:
     return f"{s['median']:.2f}x [{s['low']:.2f}, {s['high']:.2f}]" if s else "1.00x"
 
 
+def _verdict_text(v: dict, what: str) -> str:
+    """A correct verdict's numbers (verdict.check()) in words."""
+    text = (f"{what} within the tolerance of the original's (max abs error {v['max_abs_error']:.2g})" if "max_abs_error" in v
+            else f"{what} outside the original's tolerance, as any kernel's that rounds differently in this precision")
+    a = v.get("audit")
+    if a:
+        text += (f", error {a['candidate_error']:.2g} against the model in higher precision, within the audit's limit "
+                 f"{a['limit']:.2g} (the original's own {a['reference_error']:.2g})")
+    return text
+
+
 def _decoder_table(variants: dict, decode: dict) -> List[str]:
     """A decoder's end to end: the prefill (one forward over the prompt) and the decode (single-token
     steps with the KV cache), each as latency, tokens per second and speedup over eager."""
@@ -101,9 +112,8 @@ def markdown(rep: dict) -> str:
     if rep["variants"]:
         verdict = rep.get("verdict") or {}
         if verdict.get("correct"):
-            lines.append(f"\nThe patched model matches the original on fresh inputs (max abs error "
-                         f"{verdict['max_abs_error']:.2g}" + (f"; decode steps' logits {verdict['decode_max_abs_error']:.2g}"
-                                                               if "decode_max_abs_error" in verdict else "") + ").")
+            lines.append("\nThe patched model on fresh inputs: " + "; ".join(
+                _verdict_text(v, what) for v, what in [(verdict, "outputs"), (verdict.get("decode"), "decode steps' logits")] if v) + ".")
         compiled = rep.get("compiled_verdict")
         if compiled is not None:
             lines.append("kforge+torch.compile (the kernels as torch.library custom ops, compiled with the rest): "
