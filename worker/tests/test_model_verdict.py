@@ -17,8 +17,6 @@ def truth(n=4096):
 def test_the_reference_runs_in_float32_for_a_bf16_model_and_float64_for_a_float32_one():
     assert verdict.higher_precision(torch.nn.Linear(4, 4).bfloat16()) == torch.float32
     assert verdict.higher_precision(torch.nn.Linear(4, 4)) == torch.float64
-    higher = verdict.reference_model(torch.nn.Linear(4, 4).bfloat16())
-    assert higher.weight.dtype == torch.float32
     assert verdict.cast([torch.ones(2), {"ids": torch.ones(2, dtype=torch.long)}], torch.float64)[1]["ids"].dtype == torch.long
 
 

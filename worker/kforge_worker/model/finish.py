@@ -56,7 +56,7 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
     if decode:  # the same teacher-forced steps as the measuring process's
         steps = decoding.tokens(model, decode["batch"], decode["steps"], plan["fresh_seed"], plan["device"])
         expected_decode = decoding.decode(model, inputs[0], steps, decode["cache_argument"])[1]
-    reference, reference_decode = higher_precision_outputs(model, inputs, decode and steps, plan)
+    reference, reference_decode = higher_precision_outputs(inputs, decode and steps, plan)
     try:
         got = torch.load(plan["outputs"], weights_only=True)
     except Exception as e:
@@ -83,14 +83,15 @@ def measure(out_dir: Path, analysis_json: dict, configs: List[dict], tag: str, a
     return result
 
 
-def higher_precision_outputs(model, inputs, steps, plan: dict) -> tuple:
+def higher_precision_outputs(inputs, steps, plan: dict) -> tuple:
     """The outputs (and decode logits) of the model in higher precision, for the precision audit;
     (None, None) where it cannot run so (no room on the device, an operator without that dtype)."""
     try:
-        dtype = outputs_verdict.higher_precision(model)
-        higher = outputs_verdict.reference_model(model)
-        if higher is None:
-            return None, None
+        # A fresh model (the same seed, the same weights) converted in place, not a copy: a closure
+        # in the model (44_MiniGPTBlock's mlpf) holds its own modules, which a copy would not convert.
+        _, higher, _, _ = loading.load(plan["model"], plan["overrides"], plan["device"], plan["seed"])
+        dtype = outputs_verdict.higher_precision(higher)
+        higher.to(dtype)
         with torch.no_grad():
             out = outputs_verdict.outputs_of(decoding.plain(higher(*outputs_verdict.cast(inputs, dtype))))
             out_decode = None

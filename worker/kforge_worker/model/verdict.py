@@ -8,7 +8,6 @@ weights, one RMSNorm that rounds once instead of twice moves a quarter of the lo
 atol = rtol = 0.01, so no honest kernel that rounds differently stays inside it. The audit accepts
 an error up to 16 times the original's own plus 8 ulp of the output's magnitude, as for a problem."""
 
-import copy
 import itertools
 from typing import Optional
 
@@ -35,14 +34,6 @@ def cast(obj, dtype: torch.dtype):
     if isinstance(obj, dict):
         return {k: cast(v, dtype) for k, v in obj.items()}
     return obj
-
-
-def reference_model(model: torch.nn.Module) -> Optional[torch.nn.Module]:
-    """A copy of ``model`` in higher precision, or None where the device has no room for it."""
-    try:
-        return copy.deepcopy(model).to(higher_precision(model))
-    except (RuntimeError, torch.OutOfMemoryError):
-        return None
 
 
 def outputs_of(output) -> list:
