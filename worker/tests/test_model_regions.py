@@ -1,6 +1,7 @@
 """`kforge model`'s Python side: a model cut into regions written as problems, the shares of its
 time, and the kernels installed back, verified against the original and measured."""
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 import torch
 
 from kforge_worker.common import problem
-from kforge_worker.model import analysis, finish, loading, report as report_mod
+from kforge_worker.model import analysis, finish, loading, patch_writer, report as report_mod
 
 REPO = Path(__file__).resolve().parents[2]
 MINI_GPT = REPO / "tests" / "e2e" / "problems" / "mini_gpt_block.py"
@@ -261,3 +262,67 @@ def test_kernelbench_original_at_a_reduced_size(tmp_path):
     result = analysis.analyze(str(path), SMALL, tmp_path / "out", reps=3, warmup=1)
     assert set(by_kind(result)) == {"attention", "gemm+epilogue", "gemm", "norm"}
     assert by_kind(result)["norm"]["inputs"][0]["shape"] == [2, 16, 32]
+
+
+ENCODER_MODEL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def get_model():
+    return Model()
+
+
+def get_inputs():
+    return [torch.randn(5, 2, 16)]
+'''
+
+
+def test_one_tensor_in_several_arguments_is_one_input_of_the_problem_and_of_the_kernel(tmp_path):
+    """nn.TransformerEncoderLayer calls self_attn(x, x, x, ...): the region's problem takes x once
+    and passes it three times, and patch.py uses the kernel only for calls that pass one tensor."""
+    path = tmp_path / "encoder.py"
+    path.write_text(ENCODER_MODEL)
+    result = analysis.analyze(str(path), {}, tmp_path / "out", reps=3, warmup=1)
+    region = next(r for r in result["regions"] if r["instances"][0] == ["layer.self_attn"])
+    assert "skipped" not in region, region.get("skipped")
+    assert [a["input"] for a in region["call"]["layout"]["args"]] == [0, 0, 0]
+    mod = problem.load_problem(region["problem"], module_name="encoder_region")
+    [x] = mod.get_inputs()
+    block = mod.Model()
+    torch.testing.assert_close(block(x), block.block(x, x, x, need_weights=False)[0], rtol=0, atol=0)
+
+    # A kernel that counts its calls, as the region's best.py would be (the same module inside).
+    kernel = ("import torch.nn as nn\nCALLS = []\n\nclass ModelNew(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n"
+              "        self.block = nn.MultiheadAttention(16, 2)\n\n"
+              "    def forward(self, x):\n        CALLS.append(1)\n"
+              "        return self.block(x, x, x, need_weights=False)[0]\n")
+    patch_writer.write(str(tmp_path / "patch.py"), "encoder.py",
+                       [{"region": region["name"], "instances": region["instances"], "source": kernel, "call": region["call"]}])
+    spec = importlib.util.spec_from_file_location("patch_encoder", tmp_path / "patch.py")
+    patch = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = patch
+    spec.loader.exec_module(patch)
+    _, model, inputs, _ = loading.load(str(path), {}, "cpu", result["seed"])
+    _, want, _, _ = loading.load(str(path), {}, "cpu", result["seed"])
+    patch.apply(model)
+    attention = model.layer.self_attn
+    calls = attention.kernel.forward.__globals__["CALLS"]
+    with torch.no_grad():
+        torch.testing.assert_close(model(*inputs), want(*inputs), rtol=1e-5, atol=1e-6)
+        assert calls == [1]
+        q, k = torch.randn(5, 2, 16), torch.randn(5, 2, 16)
+        # query, key and value apart: not the problem's call, so the original module runs
+        torch.testing.assert_close(attention(q, k, k, need_weights=False)[0],
+                                   want.layer.self_attn(q, k, k, need_weights=False)[0], rtol=0, atol=0)
+        assert calls == [1]

@@ -21,6 +21,11 @@ class LayoutError(Exception):
 
 def _leaf(value, tensors: list, where: str):
     if isinstance(value, torch.Tensor):
+        # One tensor passed twice (an encoder layer's self-attention: query, key and value) is one
+        # input: a kernel may rely on it, and patch.py then uses the kernel only where it holds.
+        for i, seen in enumerate(tensors):
+            if seen is value:
+                return {"input": i}
         tensors.append(value)
         return {"input": len(tensors) - 1}
     if isinstance(value, CONSTANTS):
@@ -28,6 +33,12 @@ def _leaf(value, tensors: list, where: str):
     if isinstance(value, (tuple, list)):
         return {type(value).__name__: [_leaf(v, tensors, f"{where}[{i}]") for i, v in enumerate(value)]}
     raise LayoutError(f"{where} is a {type(value).__name__}, which a problem's get_inputs cannot give")
+
+
+def aliased(args: tuple) -> bool:
+    """Whether one tensor is among ``args`` twice."""
+    ids = [id(a) for a in args if isinstance(a, torch.Tensor)]
+    return len(set(ids)) < len(ids)
 
 
 def of_call(args: tuple, kwargs: dict) -> Tuple[dict, List[torch.Tensor]]:

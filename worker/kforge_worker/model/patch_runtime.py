@@ -93,6 +93,8 @@ def _flatten(leaf, value, tensors):
     if "input" in leaf:
         if not isinstance(value, torch.Tensor):
             return False
+        if leaf["input"] in tensors:  # one input in several places: the call must pass one tensor there
+            return tensors[leaf["input"]] is value
         tensors[leaf["input"]] = value
         return True
     if "const" in leaf:

@@ -204,9 +204,10 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
     call = region.calls[0] if region.calls else None
     if call is None:
         raise RegionError("the region never ran")
-    if call["kwargs"] and ("layout" not in call or "output" not in call or len(region.paths) > 1):
+    if (call["kwargs"] or "layout" in call) and ("layout" not in call or "output" not in call or len(region.paths) > 1):
         why = call.get("layout_error") or "which a problem's get_inputs cannot give"
-        raise RegionError(f"called with keyword arguments ({', '.join(call['kwargs'])}): {why}")
+        how = f"keyword arguments ({', '.join(call['kwargs'])})" if call["kwargs"] else "one tensor in several arguments"
+        raise RegionError(f"called with {how}: {why}")
     roles = ROLE_NAMES[len(region.paths) - 1]
     imports: set = set()
     built = {role: module_code(modules[p], imports, p) for role, p in zip(roles, region.paths)}
@@ -219,7 +220,7 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
             weights[f"{role}.{name}"] = t.detach().cpu().clone()
     args = [f"x{i}" for i in range(len(call["specs"]))]
     body = f"self.block({', '.join(args)})" if len(roles) == 1 else f"self.second(self.first({', '.join(args)}))"
-    if "layout" in call:  # keyword arguments: the call rebuilt from the inputs; the output's tensors returned
+    if "layout" in call:  # keyword arguments or one tensor in several: the call rebuilt from the inputs
         paths = call_layout.tensor_paths(call["output"])
         if not paths:
             raise RegionError("its output holds no tensor")

@@ -66,7 +66,8 @@ def profile(model: torch.nn.Module, inputs: list, regions: List[Region], device:
                 return None
             if state["rep"] == -2:  # the recording call
                 call = {"specs": [spec(a) for a in args], "kwargs": sorted(kwargs)}
-                if kwargs:  # the problem's inputs are the call's tensors, wherever they are (call_layout.py)
+                # The problem's inputs are the call's tensors, wherever they are (call_layout.py).
+                if kwargs or call_layout.aliased(args):
                     try:
                         call["layout"], tensors = call_layout.of_call(args, kwargs)
                         call["specs"] = [spec(t) for t in tensors]
