@@ -102,6 +102,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     opt = model::options_from_json(state.at("options"));
     if (!a.options.llm.empty()) opt.llm = a.options.llm;
     if (!a.options.regions.empty()) opt.regions = a.options.regions;  // e.g. a misspelt one put right
+    if (a.options.replay_by_position) opt.replay_by_position = true;
     settle_schedule(a, config, opt);
     state["options"] = model::to_json(opt);
     write_json(out / "model.json", state);
@@ -127,6 +128,10 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     opt.e2e_compile = !a.no_e2e_compile;
     settle_schedule(a, config, opt);
     if (!opt.db.empty()) opt.db = fs::absolute(opt.db).string();
+    if (!opt.record_dir.empty()) {
+      opt.record_dir = fs::absolute(opt.record_dir).lexically_normal().string();
+      fs::create_directories(opt.record_dir);
+    }
     out = opt.out_dir.empty() ? model::next_model_dir(fs::current_path() / "kforge-out") : fs::absolute(opt.out_dir);
     opt.out_dir = out.string();
     if (!opt.hf_config.empty()) {
@@ -383,11 +388,14 @@ void register_model_command(CLI::App& app, GlobalOptions& global, int* exit_code
   cmd->add_option("--python", a->python, "Interpreter for the worker (default: worker.python, then python3)");
   cmd->add_option("--resume", a->resume, "Continue model N (kforge-out/model-N, or its folder) where it stopped");
   cmd->add_option("-o,--out", o.out_dir, "Output folder (default ./kforge-out/model-N)");
+  cmd->add_option("--record", o.record_dir, "Also write each region run's LLM calls to DIR/REGION.jsonl (replay them with --llm replay:DIR)");
+  cmd->add_flag("--replay-by-position", o.replay_by_position, "replay: answer each region's requests in recorded order");
   add_db_option(cmd, o.db);
   add_json_option(cmd, a->out, "the report (as report.json)");
   cmd->callback([a, cmd, &global, exit_code] {
     if (!a->resume.empty())
-      reject_settings_with_resume(*cmd, {"resume", "llm", "json", "python", "executor", "ray-address", "jobs", "budget-minutes", "regions"},
+      reject_settings_with_resume(*cmd, {"resume", "llm", "replay-by-position", "json", "python", "executor", "ray-address", "jobs",
+                                         "budget-minutes", "regions"},
                                   "model");
     a->jobs_given = cmd->count("--jobs") > 0;
     a->budget_given = cmd->count("--budget-minutes") > 0;

@@ -19,7 +19,8 @@ json to_json(const ModelOptions& o) {
           {"e2e_reps", o.e2e_reps},   {"e2e_compile", o.e2e_compile},
           {"db", o.db},               {"out_dir", o.out_dir}, {"python", o.python},
           {"executor", o.executor},   {"ray_address", o.ray_address}, {"jobs", o.jobs},
-          {"budget_minutes", o.budget_minutes}};
+          {"budget_minutes", o.budget_minutes}, {"record_dir", o.record_dir},
+          {"replay_by_position", o.replay_by_position}};
 }
 
 ModelOptions options_from_json(const json& j) {
@@ -44,6 +45,8 @@ ModelOptions options_from_json(const json& j) {
   o.ray_address = j.value("ray_address", "");
   o.jobs = j.value("jobs", 0);
   o.budget_minutes = j.value("budget_minutes", 0.0);
+  o.record_dir = j.value("record_dir", "");
+  o.replay_by_position = j.value("replay_by_position", false);
   return o;
 }
 
@@ -74,19 +77,38 @@ std::vector<std::string> unmatched_selectors(const json& analysis, const std::ve
   return out;
 }
 
+std::string transcript_name(const json& region) {
+  const json instances = region.value("instances", json::array());
+  if (instances.empty() || !instances[0].is_array() || instances[0].empty()) return region.at("name").get<std::string>() + ".jsonl";
+  std::string name;
+  for (const auto& module : instances[0]) name += (name.empty() ? "" : "+") + module.get<std::string>();
+  return name + ".jsonl";
+}
+
+std::string region_llm(const std::string& llm, const json& region) {
+  constexpr std::string_view kReplay = "replay:";
+  if (llm.rfind(kReplay, 0) != 0) return llm;
+  const fs::path path = llm.substr(kReplay.size());
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? std::string(kReplay) + (path / transcript_name(region)).string() : llm;
+}
+
 std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions& o, const json& region,
                                   const fs::path& run_dir, std::int64_t resume_run) {
+  const std::string llm = region_llm(o.llm, region);
   std::vector<std::string> argv = {kforge, "run"};
   if (resume_run > 0) {
-    argv.insert(argv.end(), {"--resume", std::to_string(resume_run), "--llm", o.llm, "--json", (run_dir / "run.json").string()});
+    argv.insert(argv.end(), {"--resume", std::to_string(resume_run), "--llm", llm, "--json", (run_dir / "run.json").string()});
   } else {
-    argv.insert(argv.end(), {region.at("problem").get<std::string>(), "--target", o.target, "--llm", o.llm, "--out",
+    argv.insert(argv.end(), {region.at("problem").get<std::string>(), "--target", o.target, "--llm", llm, "--out",
                              run_dir.string(), "--json", (run_dir / "run.json").string()});
     if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});  // a resumed run keeps its own
     if (!o.device.empty()) argv.insert(argv.end(), {"--device", o.device});
     if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
     argv.insert(argv.end(), o.run_args.begin(), o.run_args.end());
   }
+  if (!o.record_dir.empty()) argv.insert(argv.end(), {"--record", (fs::path(o.record_dir) / transcript_name(region)).string()});
+  if (o.replay_by_position) argv.push_back("--replay-by-position");
   if (!o.db.empty()) argv.insert(argv.end(), {"--db", o.db});
   return argv;
 }

@@ -35,6 +35,10 @@ struct ModelOptions {
   std::string ray_address;
   int jobs = 0;                       // region runs in progress at once (0: as `kforge bench` chooses)
   double budget_minutes = 0;          // wall time of the loop phase for the whole model (0: no limit)
+  // Transcripts: each region's run records its LLM calls to RECORD_DIR/<transcript_name>; `--llm
+  // replay:DIR` (a folder) replays each region's run from the same file name in DIR.
+  std::string record_dir;
+  bool replay_by_position = false;
 };
 
 nlohmann::json to_json(const ModelOptions& options);
@@ -47,6 +51,13 @@ std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top,
 
 // The selectors that name no region of the analysis (a typo, or a kind this model does not have).
 std::vector<std::string> unmatched_selectors(const nlohmann::json& analysis, const std::vector<std::string>& selectors);
+
+// A region's transcript file name: its first instance's modules (`mlp.c_fc+mlp.act.jsonl`), which
+// another machine's profile names the same where it may number the regions in another order.
+std::string transcript_name(const nlohmann::json& region);
+
+// The --llm of a region's run: `replay:DIR` with DIR a folder becomes `replay:DIR/<transcript_name>`.
+std::string region_llm(const std::string& llm, const nlohmann::json& region);
 
 // `kforge run` for one region: fresh into `run_dir`, or `--resume RUN` of an earlier one.
 std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions& options, const nlohmann::json& region,

@@ -1,5 +1,11 @@
 #include "model/model_plan.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "util/paths.h"
@@ -7,6 +13,7 @@
 namespace kforge::model {
 namespace {
 
+namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json analysis() {
@@ -56,6 +63,32 @@ TEST(ModelPlan, AFreshRunTakesTheRegionAndTheSettingsAResumedOneOnlyItsId) {
   const std::vector<std::string> want_resumed = {"kforge", "run", "--resume", "7", "--llm", "exec:model.py", "--json",
                                                  "/o/runs/region-1/run.json", "--db", "/s/kforge.db"};
   EXPECT_EQ(resumed, want_resumed);
+}
+
+TEST(ModelPlan, EachRegionRunRecordsAndReplaysItsOwnTranscript) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kforge-model-plan-{}", ::getpid());
+  fs::create_directories(dir);
+  ModelOptions o;
+  o.llm = "replay:" + dir.string();
+  o.record_dir = "/rec";
+  o.replay_by_position = true;
+  // Named by the region's modules, not its number (another machine's profile may order them otherwise).
+  json region = analysis()["regions"][0];
+  region["instances"] = json::parse(R"([["mlp.c_fc", "mlp.act"], ["other.c_fc", "other.act"]])");
+  auto argv = run_argv("kforge", o, region, "/o/runs/region-1", 0);
+  auto at = [&](const std::string& flag) { return *(std::find(argv.begin(), argv.end(), flag) + 1); };
+  EXPECT_EQ(at("--llm"), "replay:" + (dir / "mlp.c_fc+mlp.act.jsonl").string());
+  EXPECT_EQ(at("--record"), "/rec/mlp.c_fc+mlp.act.jsonl");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--replay-by-position"), argv.end());
+  // A transcript file (not a folder) is every region's, as given; other kinds are untouched.
+  EXPECT_EQ(region_llm("replay:" + (dir / "all.jsonl").string(), region), "replay:" + (dir / "all.jsonl").string());
+  EXPECT_EQ(region_llm("manual:" + dir.string(), region), "manual:" + dir.string());
+  EXPECT_EQ(transcript_name(analysis()["regions"][1]), "region-2.jsonl");  // no instances: its name
+  // Kept for a resume.
+  ModelOptions back = options_from_json(to_json(o));
+  EXPECT_EQ(back.record_dir, "/rec");
+  EXPECT_TRUE(back.replay_by_position);
+  fs::remove_all(dir);
 }
 
 TEST(ModelPlan, KernelEntryFromARunSummary) {

@@ -90,6 +90,24 @@ def test_model_profile_regions_loop_patch_verified_and_measured(kforge):
     assert log.read_text().count("\n") == before
 
 
+TRANSCRIPTS = HERE / "transcripts" / "mini_gpt_block_cpu"
+
+
+def test_model_replays_each_regions_recorded_transcript(kforge):
+    """The regions' runs replay the transcripts `--record DIR` wrote, one file per region named by
+    its modules (this machine's profile may number the regions otherwise): the same kernels come
+    back, are verified inside the model and measured end to end."""
+    proc = kforge.run("model", MINI_GPT, "--target", "cpu", "--llm", f"replay:{TRANSCRIPTS}", "--replay-by-position",
+                      "--regions", "norm,gemm+epilogue", "--top", "2", "--threads", "1", "--no-e2e-compile",
+                      "--e2e-reps", "5", "--profile-reps", "5", *QUICK_RUN, "--json", kforge.tmp / "report.json",
+                      timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["kind"]: r for r in json.loads((kforge.tmp / "report.json").read_text())["regions"]}
+    for kind in ("norm", "gemm+epilogue"):
+        assert rows[kind]["kernel_status"] == "finished" and rows[kind]["kernel_speedup"] is not None, rows[kind]
+        assert rows[kind]["end_to_end_speedup_alone"] is not None, rows[kind]
+
+
 def test_a_file_without_entry_points_is_a_clear_error(kforge):
     bad = kforge.tmp / "not_a_model.py"
     bad.write_text("import torch\nx = torch.ones(2)\n")
