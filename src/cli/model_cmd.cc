@@ -23,6 +23,7 @@
 #include "cli/result_output.h"
 #include "cli/store_path.h"
 #include "config/config.h"
+#include "eval/device_lock.h"
 #include "llm/cancel.h"
 #include "model/child_process.h"
 #include "model/model_plan.h"
@@ -58,6 +59,18 @@ struct ModelArgs {
 json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
 void write_json(const fs::path& path, const json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
+
+// The model's profile and its end-to-end measurement time the device, so they hold its timing lock
+// as an evaluation's timing does (eval/device_lock.h): another kforge process timing on the same
+// GPU meanwhile would slow both and corrupt the figures. What was waited is kept in `state` (for
+// report.json) under the step's name; a device that needs no lock records nothing.
+std::optional<DeviceLock> lock_device(const std::string& device, const Target& target, const std::string& step, json& state) {
+  auto lock = DeviceLock::acquire(device, target.device_lock, state_dir() / "locks", [&](const fs::path& path) {
+    fmt::print(stderr, "kforge model: waiting for {} (another kforge process is timing on {})\n", path.string(), device);
+  });
+  if (lock) state["device_lock"][step] = {{"path", lock->path().string()}, {"waited_seconds", lock->waited_seconds()}};
+  return lock;
+}
 
 // The executor, --jobs and --budget-minutes: a new model's, or on a resume the stored ones unless given
 // again (where its evaluations run and how many at once change no result's meaning).
@@ -170,6 +183,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
 
   // 1. Where the time goes, and the regions as problems.
   if (!fs::is_regular_file(out / "analysis.json")) {
+    const auto lock = lock_device(device, target, "analyze", state);
     fmt::print(stderr, "kforge model: profiling {} on {} and cutting it into regions\n", fs::path(opt.model).filename().string(), device);
     std::vector<std::string> argv = {e.python, "-m", "kforge_worker.model", "analyze", opt.model, "--out", out.string(),
                                      "--device", device, "--threads", std::to_string(opt.threads), "--reps",
@@ -178,6 +192,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
     auto r = model::run_child(argv, env);
     if (r.exit_code == 2) throw InputError(fmt::format("{} cannot be analysed (the reason is above)", opt.model));
     if (r.exit_code != 0) throw InternalError(fmt::format("the model's analysis failed: {}", r.describe()));
+    write_json(out / "model.json", state);
   }
   const json analysis = read_json(out / "analysis.json");
   const json cap = analysis.value("capture", json::object());
@@ -333,6 +348,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
 
   // 3. Back into the model: installed, verified and measured end to end.
   write_json(out / "kernels.json", kernels);
+  const auto lock = lock_device(device, target, "finish", state);
   fmt::print(stderr, "kforge model: installing the kernels, verifying the model and measuring it end to end\n");
   std::vector<std::string> argv = {e.python, "-m", "kforge_worker.model", "finish", "--out", out.string(), "--kernels",
                                    (out / "kernels.json").string(), "--threads", std::to_string(opt.threads), "--reps",
@@ -344,6 +360,7 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
   json report = read_json(out / "report.json");
   report["options"] = model::to_json(opt);
   report["runs"] = kernels;
+  if (state.contains("device_lock")) report["device_lock"] = state["device_lock"];
   write_json(out / "report.json", report);
   state["finished"] = true;
   write_json(out / "model.json", state);
