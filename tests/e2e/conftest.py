@@ -1,3 +1,3 @@
 """Fixtures of the end-to-end tests (defined with the helpers in e2e_support.py)."""
 
-from e2e_support import kforge, kforge_bin  # noqa: F401  (fixtures)
+from e2e_support import home, kforge, kforge_bin  # noqa: F401  (fixtures)

@@ -56,6 +56,25 @@ def kforge(kforge_bin, tmp_path):
     return Kforge(kforge_bin, tmp_path)
 
 
+@pytest.fixture
+def home(kforge):
+    """A kforge home of the test's own (KFORGE_HOME), with kforge's worker and prompts and an empty
+    targets/ for the test to fill. Outside /tmp: the candidate sandbox puts a private tmpfs over
+    /tmp, so a home there would be invisible to the candidate worker. The worker package is copied,
+    not linked: the sandbox binds the home's worker folder itself and shows nothing a link inside it
+    could point to."""
+    path = ROOT / "build" / "test-homes" / kforge.tmp.name
+    shutil.rmtree(path, ignore_errors=True)
+    (path / "targets").mkdir(parents=True)
+    shutil.copytree(ROOT / "worker", path / "worker", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    for shared in ("prompts", ".venv"):
+        if (ROOT / shared).exists():
+            (path / shared).symlink_to(ROOT / shared)
+    kforge.env["KFORGE_HOME"] = str(path)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def problem(name: str) -> Path:
     return HERE / "problems" / f"{name}.py"
 

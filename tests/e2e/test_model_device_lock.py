@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 
 import pytest
@@ -20,27 +19,18 @@ MINI_GPT = HERE / "problems" / "mini_gpt_block.py"
 
 
 @pytest.fixture
-def home(kforge):
-    # Outside /tmp: the candidate sandbox puts a private tmpfs over /tmp.
-    path = ROOT / "build" / "test-homes" / kforge.tmp.name
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    shutil.copytree(ROOT / "worker", path / "worker", ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    for shared in ("prompts", ".venv"):
-        if (ROOT / shared).exists():
-            (path / shared).symlink_to(ROOT / shared)
-    cpu = path / "targets" / "cpu"
+def locked_cpu(home):
+    """The cpu target, copied into the test's home (e2e_support.home) with a timing lock."""
+    cpu = home / "targets" / "cpu"
     shutil.copytree(ROOT / "targets" / "cpu", cpu)
     toml = (cpu / "target.toml").read_text()
     assert "[device_lock]" not in toml
     (cpu / "target.toml").write_text(toml + "\n[device_lock]\nexclusive = true\n")
-    kforge.env["KFORGE_HOME"] = str(path)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class StderrLines:
-    """The lines a process writes to stderr, read on a thread; wait_for blocks until one holds a text."""
+    """The lines a process writes to stderr, read on a thread; wait_for blocks until one holds a text
+    (or the stream ends)."""
 
     def __init__(self, proc):
         self.lines, self.cond = [], threading.Condition()
@@ -55,45 +45,48 @@ class StderrLines:
             self.lines.append(None)  # end of stream
             self.cond.notify_all()
 
-    def wait_for(self, text, after=0, timeout=300):
-        def found():
-            return next((i for i, l in enumerate(self.lines) if i >= after and (l is None or text in l)), None)
+    def wait_for(self, text, timeout=300):
+        def seen():
+            return any(line is not None and text in line for line in self.lines)
         with self.cond:
-            assert self.cond.wait_for(lambda: found() is not None, timeout), f"no '{text}' in {self.lines}"
-            i = found()
-            assert self.lines[i] is not None, f"stderr ended without '{text}':\n{''.join(self.lines[:-1])}"
-            return i
+            assert self.cond.wait_for(lambda: seen() or None in self.lines, timeout), f"no '{text}' in {self.lines}"
+            assert seen(), f"stderr ended without '{text}':\n{''.join(self.lines[:-1])}"
 
 
-def test_the_profile_and_the_end_to_end_measurement_wait_for_the_devices_timing_lock(kforge, home):
+def test_the_profile_and_the_end_to_end_measurement_wait_for_the_devices_timing_lock(kforge, locked_cpu):
     lock_path = kforge.tmp / "state" / "locks" / "cpu-0.lock"
     lock_path.parent.mkdir(parents=True)
     lock = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # another process is timing on the device
-    llm = f"exec:{sys.executable} {HERE / 'scripted' / 'model.py'} {HERE / 'scripted' / 'model_cmd' / 'plan.json'} {kforge.tmp / 'calls.jsonl'}"
-    proc = subprocess.Popen([str(kforge.binary), "model", str(MINI_GPT), "--target", "cpu", "--llm", llm, "--top", "0",
-                             "--threads", "1", "--no-e2e-compile", "--e2e-reps", "3", "--profile-reps", "2", "--json",
-                             str(kforge.tmp / "report.json")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kforge.env, cwd=kforge.tmp)
     out = kforge.tmp / "kforge-out" / "model-1"
+
+    def waits_while_held(args, not_yet):
+        """kforge model ARGS with the lock held here: it waits before writing ``not_yet``, and goes
+        on once the lock is free. One step per command: a lock released here between two steps of
+        one command could go to kforge's next step before this process's waiting flock."""
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process is timing on the device
+        proc = subprocess.Popen([str(kforge.binary), "model", *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=kforge.env, cwd=kforge.tmp)
+        try:
+            err = StderrLines(proc)
+            err.wait_for(f"waiting for {lock_path}")
+            assert not not_yet.exists()
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            proc.wait(timeout=600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        return proc.returncode, "".join(l for l in err.lines if l)
+
     try:
-        err = StderrLines(proc)
-        # The profile waits while the lock is held elsewhere, and starts once it is free.
-        waiting = err.wait_for(f"waiting for {lock_path}")
-        assert not (out / "analysis.json").exists()
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        profiling = err.wait_for("kforge model: profiling", after=waiting)
-        # Taken back while kforge profiles: the lock is free again only once the profile is done,
-        # and the end-to-end measurement waits for it in turn.
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        assert (out / "analysis.json").is_file()
-        waiting = err.wait_for(f"waiting for {lock_path}", after=profiling)
-        assert not (out / "report.json").exists()
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        assert proc.wait(timeout=600) == 0, "".join(l for l in err.lines if l)
+        # The profile: a region filter that matches nothing stops the command right after it.
+        rc, err = waits_while_held([MINI_GPT, "--target", "cpu", "--top", "0", "--regions", "nosuch", "--threads", "1",
+                                    "--no-e2e-compile", "--e2e-reps", "3", "--profile-reps", "2"], out / "analysis.json")
+        assert rc == 2 and "--regions: no region is named or of kind nosuch" in err, err
+        # The end-to-end measurement, on resume.
+        rc, err = waits_while_held(["--resume", out, "--regions", "norm", "--json", kforge.tmp / "report.json"],
+                                   out / "report.json")
+        assert rc == 0, err
     finally:
-        if proc.poll() is None:
-            proc.kill()
         os.close(lock)
     report = json.loads((kforge.tmp / "report.json").read_text())
     assert set(report["device_lock"]) == {"analyze", "finish"}

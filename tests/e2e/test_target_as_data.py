@@ -6,8 +6,6 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 from e2e_support import ROOT
 
 
@@ -23,24 +21,8 @@ if not _own.endswith("/hostcc/kernels") or _own.startswith(os.path.dirname(os.en
 """
 
 
-@pytest.fixture
-def home(kforge):
-    # Outside /tmp: the candidate sandbox puts a private tmpfs over /tmp, so a kforge home there would
-    # be invisible to the candidate worker.
-    path = ROOT / "build" / "test-homes" / kforge.tmp.name
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def test_a_copied_target_folder_is_a_new_platform(kforge, home):
-    # kforge's own data, unchanged. The worker package is copied, not linked: the candidate sandbox
-    # binds the home's worker folder itself and shows nothing a link inside it could point to.
-    shutil.copytree(ROOT / "worker", home / "worker", ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    for shared in ("prompts", ".venv"):
-        if (ROOT / shared).exists():
-            (home / shared).symlink_to(ROOT / shared)
+    # kforge's own data, unchanged (the home fixture, e2e_support.py).
     new = home / "targets" / "hostcc"
     shutil.copytree(ROOT / "targets" / "cpu", new)
     toml = (new / "target.toml").read_text()
@@ -49,7 +31,6 @@ def test_a_copied_target_folder_is_a_new_platform(kforge, home):
     toml = re.sub(r"^description = .*$", 'description = "host C++ kernels, added as a folder"', toml, flags=re.M)
     toml += '\n[caches]\nHOSTCC_CACHE_DIR = "hostcc/kernels"\n'
     (new / "target.toml").write_text(toml)
-    kforge.env["KFORGE_HOME"] = str(home)
 
     listed = kforge.run("targets")
     assert listed.returncode == 0, listed.stderr
@@ -81,7 +62,6 @@ def test_a_target_whose_cache_leaves_the_cache_directory_is_refused(kforge, home
     shutil.copytree(ROOT / "targets" / "cpu", bad)
     toml = (bad / "target.toml").read_text().replace('name = "cpu"', 'name = "escape"')
     (bad / "target.toml").write_text(toml + '\n[caches]\nESCAPE_CACHE_DIR = "../../home/user/.cache"\n')
-    kforge.env["KFORGE_HOME"] = str(home)
     proc = kforge.run("targets")
     assert proc.returncode == 2
     assert 'caches.ESCAPE_CACHE_DIR = "../../home/user/.cache" leaves the cache directory (..)' in proc.stderr
