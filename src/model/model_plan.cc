@@ -106,9 +106,9 @@ std::vector<std::string> run_argv(const std::string& kforge, const ModelOptions&
     if (!o.device.empty()) argv.insert(argv.end(), {"--device", o.device});
     if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
     argv.insert(argv.end(), o.run_args.begin(), o.run_args.end());
+    if (o.replay_by_position) argv.push_back("--replay-by-position");  // a resumed run keeps its own
   }
   if (!o.record_dir.empty()) argv.insert(argv.end(), {"--record", (fs::path(o.record_dir) / transcript_name(region)).string()});
-  if (o.replay_by_position) argv.push_back("--replay-by-position");
   if (!o.db.empty()) argv.insert(argv.end(), {"--db", o.db});
   return argv;
 }

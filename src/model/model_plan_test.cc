@@ -80,6 +80,10 @@ TEST(ModelPlan, EachRegionRunRecordsAndReplaysItsOwnTranscript) {
   EXPECT_EQ(at("--llm"), "replay:" + (dir / "mlp.c_fc+mlp.act.jsonl").string());
   EXPECT_EQ(at("--record"), "/rec/mlp.c_fc+mlp.act.jsonl");
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--replay-by-position"), argv.end());
+  // A resumed run records again, and keeps its own replay settings (`kforge run --resume` takes no others).
+  auto resumed = run_argv("kforge", o, region, "/o/runs/region-1", 7);
+  EXPECT_EQ(*(std::find(resumed.begin(), resumed.end(), "--record") + 1), "/rec/mlp.c_fc+mlp.act.jsonl");
+  EXPECT_EQ(std::find(resumed.begin(), resumed.end(), "--replay-by-position"), resumed.end());
   // A transcript file (not a folder) is every region's, as given; other kinds are untouched.
   EXPECT_EQ(region_llm("replay:" + (dir / "all.jsonl").string(), region), "replay:" + (dir / "all.jsonl").string());
   EXPECT_EQ(region_llm("manual:" + dir.string(), region), "manual:" + dir.string());
