@@ -10,7 +10,7 @@
 #   bash bench/model_loop.sh KERNELBENCH_DIR [MODEL]   # starts, or resumes where it stopped
 #
 # Each call goes on until a region's run needs a reply that is not written yet ([llm.manual]
-# timeout_s = 5); the model then answers the request `pending` lists ($STATE/llm/request-N.md ->
+# timeout_s = 5); the model then answers the requests `pending` lists ($STATE/llm/REGION/request-N.md ->
 # reply-N.md) and the next call resumes. MODEL: a file under KernelBench's level3 (default
 # 44_MiniGPTBlock.py), or `llama` for the decoder. TOP (default 1), ROUNDS (default 2), REGIONS
 # (`--regions`: names or kinds, e.g. norm; default any), MAX_FIX (`--max-fix`, default kforge run's),
@@ -45,7 +45,8 @@ fi
 status=$?
 echo "kforge model: exit $status (log: $log)"
 grep -E '^kforge model:|^  region|regions \(graph' "$log"
-for request in "$STATE"/llm/request-*.md; do
+# Each region's run asks in a folder of its own ($STATE/llm/<the region's modules>/).
+for request in "$STATE"/llm/*/request-*.md; do
   [ -f "$request" ] || continue
   reply=${request/request-/reply-}
   [ -f "$reply" ] || [ -f "${reply%.md}.json" ] || echo "pending: $request -> $(basename "$reply")"

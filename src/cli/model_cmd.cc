@@ -316,10 +316,14 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
       }
       // Interrupted, or waiting for the model's reply: the model stops to be resumed rather than finish without it.
       if (llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted || model::run_resumable(k)) {
-        if (k.value("stop_reason", "") == "llm_error" && waiting.empty())
-          waiting = fmt::format("{}'s run is waiting for the model's reply (see {})", name, (run_dir / "run.log").string());
         stopped = true;
-        return false;
+        if (k.value("stop_reason", "") != "llm_error" || llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted)
+          return false;
+        // Waiting for the model's reply: the other regions' runs still start, so that one round of
+        // answers (`manual:`, one folder per region) serves every region rather than one at a time.
+        waiting += fmt::format("{}{}'s run is waiting for the model's reply (see {})", waiting.empty() ? "" : "; ", name,
+                               (run_dir / "run.log").string());
+        return true;
       }
       return true;  // a failed region is recorded; the others go on
     });

@@ -77,16 +77,22 @@ std::vector<std::string> unmatched_selectors(const json& analysis, const std::ve
   return out;
 }
 
-std::string transcript_name(const json& region) {
+std::string region_stem(const json& region) {
   const json instances = region.value("instances", json::array());
-  if (instances.empty() || !instances[0].is_array() || instances[0].empty()) return region.at("name").get<std::string>() + ".jsonl";
+  if (instances.empty() || !instances[0].is_array() || instances[0].empty()) return region.at("name").get<std::string>();
   std::string name;
   for (const auto& module : instances[0]) name += (name.empty() ? "" : "+") + module.get<std::string>();
-  return name + ".jsonl";
+  return name;
 }
+
+std::string transcript_name(const json& region) { return region_stem(region) + ".jsonl"; }
 
 std::string region_llm(const std::string& llm, const json& region) {
   constexpr std::string_view kReplay = "replay:";
+  constexpr std::string_view kManual = "manual:";
+  // Each region's run answers in a folder of its own: runs in progress at once in one folder would
+  // number their requests alike and overwrite each other's request-0001.
+  if (llm.rfind(kManual, 0) == 0) return std::string(kManual) + (fs::path(llm.substr(kManual.size())) / region_stem(region)).string();
   if (llm.rfind(kReplay, 0) != 0) return llm;
   const fs::path path = llm.substr(kReplay.size());
   std::error_code ec;

@@ -52,11 +52,15 @@ std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top,
 // The selectors that name no region of the analysis (a typo, or a kind this model does not have).
 std::vector<std::string> unmatched_selectors(const nlohmann::json& analysis, const std::vector<std::string>& selectors);
 
-// A region's transcript file name: its first instance's modules (`mlp.c_fc+mlp.act.jsonl`), which
-// another machine's profile names the same where it may number the regions in another order.
+// A region's name for its files: its first instance's modules (`mlp.c_fc+mlp.act`), which another
+// machine's profile names the same where it may number the regions in another order.
+std::string region_stem(const nlohmann::json& region);
+
+// A region's transcript file name: `<region_stem>.jsonl`.
 std::string transcript_name(const nlohmann::json& region);
 
-// The --llm of a region's run: `replay:DIR` with DIR a folder becomes `replay:DIR/<transcript_name>`.
+// The --llm of a region's run: `replay:DIR` with DIR a folder becomes `replay:DIR/<transcript_name>`,
+// `manual:DIR` becomes `manual:DIR/<region_stem>`; other kinds are every region's as given.
 std::string region_llm(const std::string& llm, const nlohmann::json& region);
 
 // `kforge run` for one region: fresh into `run_dir`, or `--resume RUN` of an earlier one.

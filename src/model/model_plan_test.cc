@@ -86,7 +86,10 @@ TEST(ModelPlan, EachRegionRunRecordsAndReplaysItsOwnTranscript) {
   EXPECT_EQ(std::find(resumed.begin(), resumed.end(), "--replay-by-position"), resumed.end());
   // A transcript file (not a folder) is every region's, as given; other kinds are untouched.
   EXPECT_EQ(region_llm("replay:" + (dir / "all.jsonl").string(), region), "replay:" + (dir / "all.jsonl").string());
-  EXPECT_EQ(region_llm("manual:" + dir.string(), region), "manual:" + dir.string());
+  EXPECT_EQ(region_llm("exec:model.py", region), "exec:model.py");
+  // manual: one folder per region, so that runs in progress at once do not number their requests alike.
+  EXPECT_EQ(region_llm("manual:" + dir.string(), region), "manual:" + (dir / "mlp.c_fc+mlp.act").string());
+  EXPECT_EQ(*(std::find(resumed.begin(), resumed.end(), "--llm") + 1), "replay:" + (dir / "mlp.c_fc+mlp.act.jsonl").string());
   EXPECT_EQ(transcript_name(analysis()["regions"][1]), "region-2.jsonl");  // no instances: its name
   // Kept for a resume.
   ModelOptions back = options_from_json(to_json(o));

@@ -219,32 +219,39 @@ def test_ray_refusals_and_a_negative_budget_are_input_errors(kforge):
     assert not (kforge.tmp / "kforge-out").exists()
 
 
-def test_a_region_waiting_for_the_models_reply_stops_the_model_to_be_resumed(kforge):
-    # `manual:` with nobody answering: the region's run stops waiting for its first reply. The model
-    # stops there too (no end-to-end measurement without it) and says how to resume; the resumed
-    # model resumes that same run, here with the scripted model answering, and finishes.
+def test_regions_waiting_for_the_models_reply_stop_the_model_to_be_resumed(kforge):
+    # `manual:` with nobody answering: each region's run stops waiting for its first reply, in a
+    # folder of its own (two runs in one folder would both write request-0001). A waiting run does
+    # not keep the next region's from starting, so one round of answers serves both. The model
+    # stops (no end-to-end measurement without them) and says how to resume; the resumed model
+    # resumes those same runs, here with the scripted model answering, and finishes.
     config = kforge.tmp / "kforge.toml"
     config.write_text("[llm.manual]\ntimeout_s = 1\n")
     requests = kforge.tmp / "requests"
     proc = kforge.run("--config", config, "model", MINI_GPT, "--target", "cpu", "--llm", f"manual:{requests}",
-                      "--top", "1", "--threads", "1", "--no-e2e-compile", "--e2e-reps", "5", "--profile-reps", "3",
+                      "--top", "2", "--threads", "1", "--no-e2e-compile", "--e2e-reps", "5", "--profile-reps", "3",
                       *QUICK_RUN, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "is waiting for the model's reply" in proc.stderr and "kforge model --resume" in proc.stderr
+    assert proc.stderr.count("is waiting for the model's reply") == 2 and "kforge model --resume" in proc.stderr
     out = kforge.tmp / "kforge-out" / "model-1"
     state = json.loads((out / "model.json").read_text())
-    (name, kernel), = state["kernels"].items()
-    assert kernel["stop_reason"] == "llm_error" and kernel["run"] > 0, kernel
-    assert (requests / "request-0001.md").is_file()
-    assert not (out / "report.json").exists()  # not finished without the region
-    # The region's run used the model's interpreter (the store keeps its options).
+    assert len(state["kernels"]) == 2, state["kernels"]
+    for kernel in state["kernels"].values():
+        assert kernel["stop_reason"] == "llm_error" and kernel["run"] > 0, kernel
+    regions = {r["name"]: r for r in json.loads((out / "analysis.json").read_text())["regions"]}
+    folders = sorted("+".join(regions[name]["instances"][0]) for name in state["kernels"])
+    asked = sorted(p.parent.name for p in requests.glob("*/request-0001.md"))
+    assert asked == folders and not list(requests.glob("request-*")), list(requests.rglob("*"))
+    assert not (out / "report.json").exists()  # not finished without the regions
+    # The regions' runs used the model's interpreter (the store keeps its options).
     assert state["options"]["python"].startswith("/")
     log = kforge.tmp / "calls.jsonl"
-    again = kforge.run("--config", config, "model", "--resume", "1", "--llm", scripted(log), timeout=600)
+    again = kforge.run("--config", config, "model", "--resume", "1", "--llm", scripted(log), timeout=900)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert f"kforge run --resume {kernel['run']}" in again.stderr
     finished = json.loads((out / "model.json").read_text())
-    assert finished["kernels"][name]["status"] == "finished" and finished["kernels"][name]["run"] == kernel["run"]
+    for name, kernel in state["kernels"].items():
+        assert f"kforge run --resume {kernel['run']}" in again.stderr
+        assert finished["kernels"][name]["status"] == "finished" and finished["kernels"][name]["run"] == kernel["run"]
     assert (out / "report.json").is_file()
 
 
