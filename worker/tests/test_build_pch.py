@@ -18,7 +18,7 @@ from kforge_worker.builder import build_pch, nvcc_lanes, pch_builder, sandboxed_
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 CXX = os.path.realpath(shutil.which("c++") or "/usr/bin/c++")
 ROOTS = ["/opt/torch", "/usr/local/cuda"]
-# One worker runs the module: its builds (a module fixture, minutes on two cores) are made once.
+# One worker runs the module and the other users of the `headers` builds (conftest.py): made once.
 pytestmark = pytest.mark.xdist_group("build_pch")
 
 MAIN_COMMAND = ["c++", "-MMD", "-MF", "main.o.d", "-DTORCH_EXTENSION_NAME=ext_0123", "-DTORCH_API_INCLUDE_EXTENSION_H",
@@ -198,43 +198,7 @@ def test_the_builder_renews_the_headers_a_build_used_and_keeps_the_store_within_
 torch = pytest.importorskip("torch")
 needs_nvcc = pytest.mark.skipif(not os.path.exists(NVCC), reason="nvcc not installed: headers of nvcc's host pass")
 
-KERNEL = r"""
-#include <torch/extension.h>
-__global__ void twice(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * x[i]; }
-torch::Tensor run(torch::Tensor x) {
-    auto y = torch::empty_like(x);
-    int n = x.numel();
-    twice<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
-    return y;
-}
-"""
-
-
-def params(name, body=KERNEL):
-    return {"name": name, "cpp_sources": "torch::Tensor run(torch::Tensor x);", "cuda_sources": body,
-            "functions": ["run"], "extra_cuda_cflags": ["-O3"]}
-
-
-@pytest.fixture(scope="module")
-def headers(tmp_path_factory):
-    """A builder build with no headers yet (which makes them), then another source's build (which
-    finds them): (the store, the second build's folder, both replies)."""
-    base = tmp_path_factory.mktemp("pch")
-    env = {"KFORGE_PCH_DIR": str(base / "store"), "TORCH_EXTENSIONS_DIR": str(base / "ext"),
-           "TORCH_CUDA_ARCH_LIST": "9.0"}
-    for folder in ("store", "b1", "b2", "ext"):
-        (base / folder).mkdir()
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        first = sandboxed_build.build_load_inline({"params": params("pch_first")}, [], str(base / "b1"), 600)
-        later = params("pch_later", KERNEL.replace("2 * x[i]", "3 * x[i]"))
-        second = sandboxed_build.build_load_inline({"params": later}, [], str(base / "b2"), 600)
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    yield base / "store", base / "b2", first, second, env
-    shutil.rmtree(base / "store", ignore_errors=True)  # a gigabyte of headers
+# `headers` (conftest.py): the two real builds, made once per session.
 
 
 @needs_nvcc

@@ -405,8 +405,40 @@ def test_pytorch_in_a_method_called_only_from_a_branch_warns():
     assert verdicts(FALLBACK_METHOD)["static.torch_delegation"] == "warn"
 
 
+# The fallback after a guard that returns (the implicit else) is a branch too: 2 of 3 single-shot
+# candidates on an H100 were rejected for `if x.is_cuda: return kernel(x)` then `return torch.sum(...)`.
+GUARDED_FALLBACK = """
+    import torch
+    from torch import nn
+    from kforge_kernels import native
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            if x.is_cuda and x.dtype == torch.float32:
+                if x.dim() == 2:
+                    return native.run(x)
+            return torch.softmax(x @ x, dim=1)
+"""
+
+
+def test_pytorch_after_a_guard_that_returns_warns():
+    assert verdicts(GUARDED_FALLBACK)["static.torch_delegation"] == "warn"
+
+
+def test_pytorch_before_a_guard_or_after_one_that_never_returns_fails():
+    # Computed before the guard: it runs every time.
+    before = GUARDED_FALLBACK.replace("            if x.is_cuda and", "            y = torch.softmax(x @ x, dim=1)\n"
+                                      "            if x.is_cuda and")
+    assert verdicts(before)["static.torch_delegation"] == "fail"
+    # A guard whose branches never return does not make what follows conditional.
+    no_return = GUARDED_FALLBACK.replace("return native.run(x)", "x = native.run(x)")
+    assert verdicts(no_return)["static.torch_delegation"] == "fail"
+
+
 def test_a_branch_only_method_called_unconditionally_elsewhere_fails():
-    v = verdicts(FALLBACK_METHOD.replace("return native.run(x)", "return self._reference(x)"))
+    # Called before the guard: on every path. (After a guard that returns it is the implicit else,
+    # judged as a branch: GUARDED_FALLBACK.)
+    v = verdicts(FALLBACK_METHOD.replace("            if not x.is_cuda:", "            y = self._reference(x)\n"
+                                         "            if not x.is_cuda:"))
     assert v["static.torch_delegation"] == "fail"
 
 
@@ -426,4 +458,5 @@ def test_a_helper_reached_through_a_branch_only_method_is_branch_only_too():
         return torch.softmax(x @ x, dim=1)
     class ModelNew""")
     assert verdicts(src)["static.torch_delegation"] == "warn"
-    assert verdicts(src.replace("return native.run(x)", "return helper(x)"))["static.torch_delegation"] == "fail"
+    unconditional = src.replace("            if not x.is_cuda:", "            y = helper(x)\n            if not x.is_cuda:")
+    assert verdicts(unconditional)["static.torch_delegation"] == "fail"

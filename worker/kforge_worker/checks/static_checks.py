@@ -632,9 +632,22 @@ def _is_container(a: _Analyzer, node) -> bool:
         or isinstance(node, ast.Name) and (node.id.isupper() or node.id in a.module_names)
 
 
+def _may_return(stmt: ast.stmt) -> bool:
+    """Whether a statement holds a ``return`` of the function it is in (not of a nested one)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) or node is stmt:
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _conditional_nodes(functions: Iterable[ast.AST]) -> Set[int]:
     """Ids of the nodes inside the branches of ``if`` statements and conditional expressions (not
-    their tests, which always run)."""
+    their tests, which always run), and of the statements after an ``if`` that may return: the
+    implicit else of ``if x.is_cuda: return kernel(x)`` followed by a fallback."""
     out: Set[int] = set()
     for fn in functions:
         for node in ast.walk(fn):
@@ -643,9 +656,17 @@ def _conditional_nodes(functions: Iterable[ast.AST]) -> Set[int]:
             elif isinstance(node, ast.IfExp):
                 parts = [node.body, node.orelse]
             else:
-                continue
+                parts = []
             for part in parts:
                 out.update(id(n) for n in ast.walk(part))
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                guard = next((i for i, st in enumerate(block) if isinstance(st, ast.If) and _may_return(st)), None)
+                if guard is not None:
+                    for st in block[guard + 1:]:
+                        out.update(id(n) for n in ast.walk(st))
     return out
 
 

@@ -1,0 +1,51 @@
+"""Fixtures shared by the worker tests."""
+
+import os
+import shutil
+
+import pytest
+
+# load_inline's usual CUDA source (a kernel and its launcher), for the builds of the `headers` fixture.
+KERNEL = r"""
+#include <torch/extension.h>
+__global__ void twice(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * x[i]; }
+torch::Tensor run(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    twice<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+
+def inline_params(name, body=KERNEL):
+    return {"name": name, "cpp_sources": "torch::Tensor run(torch::Tensor x);", "cuda_sources": body,
+            "functions": ["run"], "extra_cuda_cflags": ["-O3"]}
+
+
+@pytest.fixture(scope="session")
+def headers(tmp_path_factory):
+    """A builder build with no headers yet (which makes them), then another source's build (which
+    finds them): (the store, the second build's folder, both replies, the builds' environment).
+    Session-wide: each real load_inline build takes minutes on CI's two cores, so every test that
+    needs a real build uses these two (their tests share the xdist_group "build_pch": one worker)."""
+    pytest.importorskip("torch")
+    from kforge_worker.builder import sandboxed_build
+
+    base = tmp_path_factory.mktemp("pch")
+    env = {"KFORGE_PCH_DIR": str(base / "store"), "TORCH_EXTENSIONS_DIR": str(base / "ext"),
+           "TORCH_CUDA_ARCH_LIST": "9.0"}
+    for folder in ("store", "b1", "b2", "ext"):
+        (base / folder).mkdir()
+    saved = {k: os.environ.get(k) for k in (*env, "PYTORCH_NVCC")}
+    os.environ.pop("PYTORCH_NVCC", None)  # nvcc through the lanes (test_nvcc_lanes)
+    os.environ.update(env)
+    try:
+        first = sandboxed_build.build_load_inline({"params": inline_params("pch_first")}, [], str(base / "b1"), 600)
+        later = inline_params("pch_later", KERNEL.replace("2 * x[i]", "3 * x[i]"))
+        second = sandboxed_build.build_load_inline({"params": later}, [], str(base / "b2"), 600)
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    yield base / "store", base / "b2", first, second, env
+    shutil.rmtree(base / "store", ignore_errors=True)  # a gigabyte of headers
