@@ -315,10 +315,10 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
         return false;  // not the region's failure: left for --resume
       }
       // Interrupted, or waiting for the model's reply: the model stops to be resumed rather than finish without it.
-      if (llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted || model::run_resumable(k)) {
+      const bool interrupted = llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted;
+      if (interrupted || model::run_resumable(k)) {
         stopped = true;
-        if (k.value("stop_reason", "") != "llm_error" || llm::is_cancelled(&llm::global_cancel_flag()) || r.interrupted)
-          return false;
+        if (interrupted || k.value("stop_reason", "") != "llm_error") return false;
         // Waiting for the model's reply: the other regions' runs still start, so that one round of
         // answers (`manual:`, one folder per region) serves every region rather than one at a time.
         waiting += fmt::format("{}{}'s run is waiting for the model's reply (see {})", waiting.empty() ? "" : "; ", name,

@@ -46,6 +46,9 @@ def headers(tmp_path_factory):
         second = sandboxed_build.build_load_inline({"params": later}, [], str(base / "b2"), 600)
     finally:
         for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     yield base / "store", base / "b2", first, second, env
     shutil.rmtree(base / "store", ignore_errors=True)  # a gigabyte of headers

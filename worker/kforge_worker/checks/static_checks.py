@@ -639,7 +639,7 @@ def _may_return(stmt: ast.stmt) -> bool:
         node = todo.pop()
         if isinstance(node, ast.Return):
             return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) or node is stmt:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return False
 
