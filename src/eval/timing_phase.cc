@@ -143,8 +143,12 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     // cached-results rule compares the calls on seen sets as reported, and raising a loaded machine's
     // blocks hid a content cache's fast hits there.
     const ClockFloor floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
-    if (keep) floors.push_back(floor);
-    else record["warmup"] = true;  // not among the blocks the floor judges
+    // A kept block far below its floor is checked like any other, then timed again (at most
+    // kMaxFloorRemeasures per run, after a backoff): a stall from outside passes, a forged timer is
+    // far below every time and the blocks kept decide (reject_verdict).
+    const bool remeasure = keep && floor.far_below() && floor_remeasures_ < kMaxFloorRemeasures;
+    if (!keep) record["warmup"] = true;  // not among the blocks the floor judges
+    if (remeasure) record["remeasured"] = true;
     crosschecks.push_back(record);
     if (!judge_timing_reply(run_, block)) return std::nullopt;
     if (keep) {
@@ -152,8 +156,15 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
       std::vector<int> trials;
       for (int rep : picks)
         trials.push_back(run_.timing_trials[static_cast<std::size_t>(schedule[static_cast<std::size_t>(rep)])]);
-      run_.timed_reps_kept += reps;
       if (!verify_timed_reps(run_, picks, trials)) return std::nullopt;
+    }
+    if (remeasure) {
+      crosscheck_backoff(++floor_remeasures_);
+      continue;
+    }
+    if (keep) {
+      floors.push_back(floor);
+      run_.timed_reps_kept += reps;
     }
     return block.times_ms;
   }

@@ -1,6 +1,9 @@
 #include "eval/timing_phase.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "eval/eval_result.h"
 #include "eval/shell_worker_testing.h"
@@ -187,6 +190,59 @@ TEST(CandidateTimer, WorkHiddenFromTheTimerIsRejected) {
   EXPECT_FALSE(timer.time_block(1, false));
   EXPECT_EQ(t.run.status, status::kRejected);
   EXPECT_EQ(t.run.doc["error"]["kind"], "timing_crosscheck");
+}
+
+// A candidate whose first `stalled` time requests take 200 ms for 10 ms of reported repetitions
+// (a load from outside, or a forged timer when every request does), the rest 12 ms; a reference
+// whose checks of timed outputs match. It claims 1 s of untimed work, which the loose check
+// believes and the floor does not (the trusted measure of it is 0 ms per repetition): only the
+// floor judges these blocks.
+struct StalledTiming {
+  explicit StalledTiming(int stalled) {
+    ref = answering_worker("reference", R"("ok":true,"match":true)");
+    cand = shell_worker("candidate", R"sh(case $cmd in
+    time) n=$(cat )sh" + counter.string() + R"sh( 2>/dev/null || echo 0); echo $((n + 1)) >)sh" + counter.string() +
+                                          R"sh(
+      if [ "$n" -lt )sh" + std::to_string(stalled) + R"sh( ]; then sleep 0.2; else sleep 0.012; fi
+      echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true,\"times_ms\":[2,2,2,2,2],\"untimed_ms\":1000}" >&3 ;;
+    *) echo "{\"id\":$id,\"cmd\":\"$cmd\",\"ok\":true}" >&3 ;;
+  esac)sh");
+    run.ref = ref.get();
+    run.cand = cand.get();
+    run.timing_trials = {0};
+    run.timing_sets = 1;
+  }
+  ~StalledTiming() { std::filesystem::remove(counter); }
+  std::filesystem::path counter = std::filesystem::temp_directory_path() /
+                                  ("kforge-stalled-" + std::to_string(::getpid()) + "-" + std::to_string(++made));
+  static inline int made = 0;
+  EvalOptions options;
+  EvalRun run{options, nullptr, nullptr};
+  std::unique_ptr<WorkerClient> ref, cand;
+};
+
+TEST(CandidateTimer, BlocksStalledByALoadAreTimedAgainAndTheCandidatePasses) {
+  // Three stalled requests: two are timed again, the third is kept (1 far-below block of 4).
+  StalledTiming t(3);
+  CandidateTimer timer(t.run);
+  timer.untimed_per_rep_ms = 0;
+  for (int block = 0; block < 4; ++block) ASSERT_TRUE(timer.time_block(5, true)) << t.run.doc.dump();
+  EXPECT_EQ(timer.floors.size(), 4u);
+  EXPECT_FALSE(reject_verdict(timer.floors));
+  int remeasured = 0;
+  for (const auto& record : timer.crosschecks) remeasured += record.value("remeasured", false) ? 1 : 0;
+  EXPECT_EQ(remeasured, kMaxFloorRemeasures);
+  EXPECT_EQ(t.run.timed_reps_kept, 20);  // the blocks timed again are not counted
+}
+
+TEST(CandidateTimer, ATimerFarBelowKforgesClockInEveryBlockIsStillRejected) {
+  StalledTiming t(1000);
+  CandidateTimer timer(t.run);
+  timer.untimed_per_rep_ms = 0;
+  for (int block = 0; block < 4; ++block) ASSERT_TRUE(timer.time_block(5, true)) << t.run.doc.dump();
+  auto why = reject_verdict(timer.floors);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("4 of 4 timed blocks"), std::string::npos) << *why;
 }
 
 }  // namespace
