@@ -202,7 +202,11 @@ int run_model(ModelArgs& a, const GlobalOptions& global) {
              cap.value("method", "?"), analysis.value("eager_ms", 0.0));
   for (const auto& r : analysis["regions"]) {
     std::string where;
-    for (const auto& inst : r["instances"]) where += (where.empty() ? "" : "; ") + inst[0].get<std::string>() + (inst.size() > 1 ? " -> " + inst[1].get<std::string>() : "");
+    for (const auto& inst : r["instances"]) {
+      const std::string first = inst[0].get<std::string>();
+      where += (where.empty() ? "" : "; ") + (first.empty() ? "the model itself" : first) +
+               (inst.size() > 1 ? " -> " + inst[1].get<std::string>() : "");
+    }
     fmt::print(text, "  {:<10} {:<14} {:>6}  {} call(s)  {}{}\n", r["name"].get<std::string>(), r["kind"].get<std::string>(),
                share_text(r["share"]), r["calls"].get<int>(), where,
                r.contains("skipped") ? " — skipped: " + r["skipped"].get<std::string>() : "");

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -52,12 +53,35 @@ std::string shapes_text(const json& d) {
   return out;
 }
 
+namespace {
+ProblemFacts facts_of(const fs::path& description, const fs::path& failure, const fs::path& problem) {
+  ProblemFacts facts;
+  if (fs::exists(description)) {
+    try {
+      json d = json::parse(read_file(description));
+      facts.source = d.value("source", "");
+      facts.shapes = shapes_text(d);
+    } catch (const std::exception& e) {
+      facts.note = std::string("unreadable description: ") + e.what();
+    }
+  } else if (fs::exists(failure)) {
+    facts.note = read_file(failure);
+  }
+  if (facts.source.empty()) facts.source = read_file(problem);
+  return facts;
+}
+}  // namespace
+
 ProblemFacts describe_problem(const std::string& python, const fs::path& problem,
                               const std::map<std::string, std::string>& overrides, const fs::path& scratch) {
-  ProblemFacts facts;
   fs::create_directories(scratch);
   const fs::path out = scratch / "problem.json";
-  std::vector<std::string> argv = {python, "-m", "kforge_worker", "describe", problem.string(), "--json", out.string()};
+  const fs::path failed = scratch / "describe-failed.txt";
+  // Described once per run: a resumed run's prompts state what the first ones did, also on a machine
+  // whose interpreter could not describe it (a run moved between machines).
+  if (fs::exists(out) || fs::exists(failed)) return facts_of(out, failed, problem);
+  const fs::path partial = scratch / "problem.json.partial";  // renamed once whole: a stop leaves no half file
+  std::vector<std::string> argv = {python, "-m", "kforge_worker", "describe", problem.string(), "--json", partial.string()};
   for (const auto& [name, value] : overrides) {
     argv.push_back("--set");
     argv.push_back(name + "=" + value);
@@ -70,23 +94,16 @@ ProblemFacts describe_problem(const std::string& python, const fs::path& problem
   }
   env["PYTHONPATH"] = (data_dir() / "worker").string();
   env["OMP_NUM_THREADS"] = "1";
-  std::error_code ec;
-  fs::remove(out, ec);
   CommandResult r = run_command(argv, std::chrono::seconds(600), &env);
-  if (r.exit_code == 0 && fs::exists(out)) {
-    try {
-      json d = json::parse(read_file(out));
-      facts.source = d.value("source", "");
-      facts.shapes = shapes_text(d);
-    } catch (const std::exception& e) {
-      facts.note = std::string("unreadable description: ") + e.what();
-    }
+  std::error_code ec;
+  if (r.exit_code == 0 && fs::exists(partial)) {
+    fs::rename(partial, out, ec);
   } else {
+    fs::remove(partial, ec);
     std::string tail = r.output.size() > 400 ? r.output.substr(r.output.size() - 400) : r.output;
-    facts.note = fmt::format("the shapes could not be read (exit code {}): {}", r.exit_code, tail);
+    std::ofstream(failed) << fmt::format("the shapes could not be read (exit code {}): {}", r.exit_code, tail);
   }
-  if (facts.source.empty()) facts.source = read_file(problem);
-  return facts;
+  return facts_of(out, failed, problem);
 }
 
 std::string sol_text(const EvalView& evaluation) {

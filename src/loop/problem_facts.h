@@ -21,7 +21,9 @@ struct ProblemFacts {
   std::string note;    // why the shapes are missing, when they are
 };
 
-// Runs the describe command with `python`; on failure the file's own source and a note.
+// Runs the describe command with `python` once per `scratch` folder (the run's): its description, or
+// the note of its failure, is kept there and taken again by a later call (a resumed run), so the
+// prompts stay the same. On failure the file's own source and a note.
 ProblemFacts describe_problem(const std::string& python, const std::filesystem::path& problem,
                               const std::map<std::string, std::string>& overrides, const std::filesystem::path& scratch);
 

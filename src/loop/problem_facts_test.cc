@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
 namespace kforge::loop {
 
 using json = nlohmann::json;
@@ -76,6 +81,43 @@ TEST(ProblemFacts, SolTextWithoutCountedFlopsQuotesTheBytesAlone) {
             std::string::npos) << text;
   EXPECT_EQ(text.find("3xTF32"), std::string::npos) << text;
   EXPECT_EQ(text.find("GFLOP/s"), std::string::npos) << text;
+}
+
+// A stand-in for the worker's interpreter: `describe` writes `description` to its --json path, or fails.
+std::filesystem::path fake_python(const std::filesystem::path& dir, const std::string& name, const std::string& description) {
+  const std::filesystem::path script = dir / name;
+  std::ofstream(script) << (description.empty() ? "#!/bin/sh\necho 'No module named torch' >&2\nexit 1\n"
+                                                 : "#!/bin/sh\nfor a; do [ \"$prev\" = --json ] && out=$a; prev=$a; done\n"
+                                                   "[ -n \"$out\" ] || exit 2\nprintf '%s' '" + description + "' > \"$out\"\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+TEST(ProblemFacts, AResumedRunStatesWhatItsFirstPromptsDidOnAnyMachine) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kforge-facts-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "problem.py") << "class Model: pass\n";
+  const auto works = fake_python(dir, "works", R"({"source": "as it runs", "inputs": [{"kind": "int", "value": 3}]})");
+  const auto fails = fake_python(dir, "fails", "");
+
+  ProblemFacts first = describe_problem(works.string(), dir / "problem.py", {}, dir / "run1");
+  EXPECT_EQ(first.source, "as it runs");
+  EXPECT_NE(first.shapes.find("forward input 0: int 3"), std::string::npos) << first.shapes;
+  // Resumed where the interpreter has no torch: the stored description, the same prompts.
+  ProblemFacts resumed = describe_problem(fails.string(), dir / "problem.py", {}, dir / "run1");
+  EXPECT_EQ(resumed.source, first.source);
+  EXPECT_EQ(resumed.shapes, first.shapes);
+  EXPECT_TRUE(resumed.note.empty());
+
+  // A run whose shapes could not be read keeps going without them, also once resumed where they could.
+  ProblemFacts without = describe_problem(fails.string(), dir / "problem.py", {}, dir / "run2");
+  EXPECT_NE(without.note.find("No module named torch"), std::string::npos) << without.note;
+  EXPECT_EQ(without.source, "class Model: pass\n");
+  ProblemFacts later = describe_problem(works.string(), dir / "problem.py", {}, dir / "run2");
+  EXPECT_EQ(later.note, without.note);
+  EXPECT_EQ(later.shapes, "");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace kforge::loop

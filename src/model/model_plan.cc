@@ -82,7 +82,7 @@ std::string region_stem(const json& region) {
   if (instances.empty() || !instances[0].is_array() || instances[0].empty()) return region.at("name").get<std::string>();
   std::string name;
   for (const auto& module : instances[0]) name += (name.empty() ? "" : "+") + module.get<std::string>();
-  return name;
+  return name.empty() ? "model" : name;  // the region is the model itself
 }
 
 std::string transcript_name(const json& region) { return region_stem(region) + ".jsonl"; }

@@ -53,7 +53,8 @@ std::vector<nlohmann::json> top_regions(const nlohmann::json& analysis, int top,
 std::vector<std::string> unmatched_selectors(const nlohmann::json& analysis, const std::vector<std::string>& selectors);
 
 // A region's name for its files: its first instance's modules (`mlp.c_fc+mlp.act`), which another
-// machine's profile names the same where it may number the regions in another order.
+// machine's profile names the same where it may number the regions in another order; `model` where
+// the region is the model itself.
 std::string region_stem(const nlohmann::json& region);
 
 // A region's transcript file name: `<region_stem>.jsonl`.

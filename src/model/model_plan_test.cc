@@ -91,6 +91,9 @@ TEST(ModelPlan, EachRegionRunRecordsAndReplaysItsOwnTranscript) {
   EXPECT_EQ(region_llm("manual:" + dir.string(), region), "manual:" + (dir / "mlp.c_fc+mlp.act").string());
   EXPECT_EQ(*(std::find(resumed.begin(), resumed.end(), "--llm") + 1), "replay:" + (dir / "mlp.c_fc+mlp.act.jsonl").string());
   EXPECT_EQ(transcript_name(analysis()["regions"][1]), "region-2.jsonl");  // no instances: its name
+  json whole = analysis()["regions"][0];
+  whole["instances"] = json::parse(R"([[""]])");  // the region is the model itself
+  EXPECT_EQ(region_stem(whole), "model");
   // Kept for a resume.
   ModelOptions back = options_from_json(to_json(o));
   EXPECT_EQ(back.record_dir, "/rec");

@@ -326,3 +326,98 @@ def test_one_tensor_in_several_arguments_is_one_input_of_the_problem_and_of_the_
         torch.testing.assert_close(attention(q, k, k, need_weights=False)[0],
                                    want.layer.self_attn(q, k, k, need_weights=False)[0], rtol=0, atol=0)
         assert calls == [1]
+
+
+# KernelBench's 43_MinGPTCausalAttention in small: the model itself is the attention, written out in
+# its forward around two Linears, and `super(Model, self)` names its class.
+ATTENTION_IN_ITS_FORWARD = '''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super(Model, self).__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = F.softmax((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1))), dim=-1)
+        return self.c_proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+
+
+batch_size, seq_len, n_embd, n_head = 2, 8, 16, 2
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, n_embd)]
+
+
+def get_init_inputs():
+    return [n_embd, n_head]
+'''
+
+# A kernel for that region: the same attention through scaled_dot_product_attention.
+WHOLE_MODEL_KERNEL = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+        self.block = nn.Module()
+        self.block.c_attn = nn.Linear(16, 48)
+        self.block.c_proj = nn.Linear(16, 16)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.block.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.block.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+'''
+
+
+def test_a_model_that_computes_in_its_own_forward_is_one_region_installed_in_place(tmp_path):
+    path = tmp_path / "attention.py"
+    path.write_text(ATTENTION_IN_ITS_FORWARD)
+    result = analysis.analyze(str(path), {}, tmp_path / "out", reps=3, warmup=1)
+    [region] = result["regions"]  # not its two Linears with the matmuls and the softmax left to no region
+    assert region["kind"] == "attention" and region["instances"] == [[""]]
+    assert region["share"] > 0.9 and region["share"] + result["remainder_share"] == pytest.approx(1.0, abs=1e-9)
+    text = Path(region["problem"]).read_text()
+    assert "class SourceModel(nn.Module)" in text and "super(SourceModel, self)" in text
+    mod = problem.load_problem(region["problem"], module_name="whole_model_region")
+    _, model, _, _ = loading.load(str(path), {}, "cpu", result["seed"])
+    inputs = mod.get_inputs()
+    with torch.no_grad():
+        torch.testing.assert_close(mod.Model()(*inputs), model(*inputs), rtol=0, atol=0)
+
+    # Installed in place: the model's forward is the kernel's, its weights the model's.
+    patch_writer.write(str(tmp_path / "out" / "patch.py"), path.name,
+                       [{"region": region["name"], "instances": region["instances"], "source": WHOLE_MODEL_KERNEL}])
+    code = ("import sys, torch; sys.path.insert(0, %r); import patch;"
+            "from kforge_worker.model import loading;"
+            "_, m, x, _ = loading.load(%r, {}); e = m(*x); patch.apply(m);"
+            "print(type(m.kforge_kernel).__name__, float((m(*x) - e).abs().max()))") % (str(tmp_path / "out"), str(path))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO / "worker")
+    assert proc.returncode == 0, proc.stderr
+    name, err = proc.stdout.split()
+    assert name == "ModelNew" and float(err) < 1e-5
+
+    # Verified and measured inside the model as any region is: correct, and kept only if it pays off.
+    (tmp_path / "kernel.py").write_text(WHOLE_MODEL_KERNEL)
+    report = finish.finish(tmp_path / "out", {region["name"]: {"file": str(tmp_path / "kernel.py"), "speedup": 1.5}},
+                           finish_args())
+    [row] = report["regions"]
+    assert row["end_to_end_speedup_alone"] is not None
+    assert row["installed"] or row["why_not_installed"] == "not faster than eager end to end", row
+    assert "| attention | the model itself | 1 |" in report_mod.markdown(report)

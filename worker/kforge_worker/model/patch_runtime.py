@@ -29,6 +29,10 @@ def _kernel_module(name):
 
 
 def _set_submodule(model, path, new):
+    if not path:  # the region is the model itself: its forward becomes the kernel's, in place
+        model.add_module("kforge_kernel", new)
+        model.forward = new.forward
+        return
     parent_path, _, name = path.rpartition(".")
     parent = model.get_submodule(parent_path) if parent_path else model
     setattr(parent, name, new) if not name.isdigit() else parent.__setitem__(int(name), new)

@@ -20,6 +20,9 @@ _MODULE_INTERNALS = set(vars(torch.nn.Module()))
 USER_MODULE = "kforge_user_model"  # the name loading.py gives the model file's module
 ENTRY_POINTS = {"Model", "get_inputs", "get_init_inputs", "get_model"}
 ROLE_NAMES = (["block"], ["first", "second"])  # the region Model's attribute names for its modules
+# The model file's own `Model`, where it is the region (the model itself): renamed in the copied
+# definitions, since the problem's `Model` wraps it.
+SOURCE_MODEL = "SourceModel"
 
 
 class RegionError(Exception):
@@ -67,6 +70,8 @@ def hf_config_code(config, imports: set) -> str:
 
 def class_ref(cls, imports: set) -> str:
     if cls.__module__ == USER_MODULE:
+        if cls.__name__ == "Model" and cls.__qualname__ == "Model":
+            return SOURCE_MODEL
         if cls.__name__ in ENTRY_POINTS or cls.__qualname__ != cls.__name__:
             raise RegionError(f"class {cls.__qualname__} of the model file cannot be named in a problem file")
         return cls.__name__
@@ -122,15 +127,33 @@ def module_code(module: torch.nn.Module, imports: set, where: str, indent: int =
     return f"_module({cls}, {{{', '.join(attrs)}}}, {{{params}}}, {{{buffers}}}, {nested})"
 
 
+class _RenameModel(ast.NodeTransformer):
+    """`Model` becomes SOURCE_MODEL: its class and every name that refers to it (`super(Model, self)`)."""
+
+    def visit_ClassDef(self, node):
+        self.generic_visit(node)
+        if node.name == "Model":
+            node.name = SOURCE_MODEL
+        return node
+
+    def visit_Name(self, node):
+        if node.id == "Model":
+            node.id = SOURCE_MODEL
+        return node
+
+
 def user_code(source: str) -> str:
     """The model file's imports, classes, functions and literal assignments (as it ran, --set values
     applied), without its entry points or anything else it runs at import."""
     tree = ast.parse(source)
+    if any(isinstance(n, ast.ClassDef) and n.name == SOURCE_MODEL for n in tree.body):
+        raise RegionError(f"the model file defines {SOURCE_MODEL}, the name its Model takes in a problem file")
+    tree = _RenameModel().visit(tree)
     kept = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             kept.append(node)
-        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name not in ENTRY_POINTS:
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and (node.name not in ENTRY_POINTS):
             kept.append(node)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:

@@ -91,7 +91,11 @@ def select(model: torch.nn.Module, captured: Capture, order: List[str]) -> List[
 
     def visit(path: str, module: torch.nn.Module) -> None:
         kind = classify(captured.ops_within(path))
-        if path and not is_container(module) and kind != "composite":
+        # The model itself is one region where its own forward computes (not only its submodules) and
+        # everything forms one pattern: a KernelBench attention block written out in its forward
+        # (43_MinGPTCausalAttention) would otherwise leave its matmuls and softmax to no region.
+        whole = not path and classify(captured.ops.get("", [])) != "none"
+        if (path or whole) and not is_container(module) and kind != "composite":
             if kind != "none" and not isinstance(module, SKIPPED_MODULES):
                 chosen.append(Region([path], kind, captured.ops_within(path)))
             return
@@ -99,7 +103,7 @@ def select(model: torch.nn.Module, captured: Capture, order: List[str]) -> List[
             visit(f"{path}.{name}" if path else name, child)
 
     visit("", model)
-    rank = {p: i for i, p in enumerate(order)}
+    rank = {"": -1, **{p: i for i, p in enumerate(order)}}  # the model itself runs first
     chosen = [r for r in chosen if r.paths[0] in rank]  # modules that never ran are not regions
     chosen.sort(key=lambda r: rank[r.paths[0]])
     # Fuse a GEMM, convolution or normalisation with the elementwise region right after it when the

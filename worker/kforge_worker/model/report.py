@@ -94,7 +94,7 @@ def markdown(rep: dict) -> str:
     lines += ["", "| Region | Kind | Modules | Calls | Share | Kernel speedup | End to end alone | Installed |",
               "|---|---|---|---|---|---|---|---|"]
     for r in rep["regions"]:
-        modules = "; ".join(" -> ".join(i) for i in r["instances"])
+        modules = "; ".join(" -> ".join(p or "the model itself" for p in i) for i in r["instances"])
         installed = "yes" if r["installed"] else f"no ({r['why_not_installed']})"
         lines.append(f"| {r['name']} | {r['kind']} | {modules} | {r['calls']} | {r['share']:.1%} | "
                      f"{_x(r['kernel_speedup'])} | {_x(r['end_to_end_speedup_alone'])} | {installed} |")
