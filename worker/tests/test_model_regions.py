@@ -84,6 +84,13 @@ def test_a_region_problem_evaluates_as_a_problem(mini_gpt):
     assert described["inputs"][0]["shape"] == [4, 128, 64]
 
 
+def test_attention_is_a_softmax_or_a_mask_between_gemms():
+    from kforge_worker.model.regions import classify
+    assert classify(["linear", "matmul", "softmax", "matmul", "linear"]) == "attention"
+    assert classify(["linear", "matmul", "masked_fill", "relu", "matmul", "linear"]) == "attention"  # ReLU attention
+    assert classify(["linear", "relu", "linear"]) == "mlp"
+
+
 def test_amdahl():
     assert analysis.amdahl([0.5]) == pytest.approx(2.0)
     assert analysis.amdahl([0.5, 0.25], [2.0, 1.0]) == pytest.approx(1 / 0.75)

@@ -45,7 +45,10 @@ def classify(ops: List[str]) -> str:
         # RMSNorm written out (x * rsqrt(mean(x^2) + eps)), as Hugging Face decoders have it.
         norm, red = norm | {"rms_norm"}, red - {"mean", "sum"}
     embedding = compute & {"embedding", "embedding_bag"}
-    if (compute & ATTENTION_HINTS or ({"softmax", "_softmax"} & compute and len(gemm) >= 2)) and not (norm or conv or embedding):
+    # Attention: a softmax between GEMMs, or a mask filled in between them (ReLU attention,
+    # KernelBench's 50_ReLUSelfAttention).
+    scores = {"softmax", "_softmax", "masked_fill"} & compute
+    if (compute & ATTENTION_HINTS or (scores and len(gemm) >= 2)) and not (norm or conv or embedding):
         return "attention"
     if embedding:
         return "composite"
