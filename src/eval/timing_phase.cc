@@ -142,7 +142,19 @@ std::optional<std::vector<double>> CandidateTimer::measure(int reps, bool keep) 
     // A block below it is recorded but its times are not raised: the
     // cached-results rule compares the calls on seen sets as reported, and raising a loaded machine's
     // blocks hid a content cache's fast hits there.
-    const ClockFloor floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
+    ClockFloor floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
+    // Far below where the trusted measure of the untimed work was taken on a quieter machine: the
+    // reference measures it again now, under the same load (it only ever raises the bound).
+    if (keep && floor.far_below() && untimed_per_rep_ms >= 0 && untimed_remeasures_ < kMaxUntimedRemeasures) {
+      ++untimed_remeasures_;
+      WorkerReply now = run_.ref->request("untimed_cost", json::object(), Seconds(run_.opt.reference_timeout_s));
+      const double measured = now.kind == WorkerReply::kOk ? now.body.value("untimed_ms_per_rep", -1.0) : -1.0;
+      if (measured > untimed_per_rep_ms) {
+        untimed_per_rep_ms = measured;
+        record["untimed_ms_per_rep_now"] = measured;
+        floor = block_floor(run_, sum, r, reps, block.untimed_ms, untimed_per_rep_ms, record);
+      }
+    }
     // A kept block far below its floor is checked like any other, then timed again (at most
     // kMaxFloorRemeasures per run, after a backoff): a stall from outside passes, a forged timer is
     // far below every time and the blocks kept decide (reject_verdict).

@@ -78,6 +78,10 @@ class TimedFunction {
 // Kept candidate blocks far below their floor (clock_floor.h) that are timed again, per run: on a
 // 2-core machine under a test suite's load, an honest GEMM had 3 of 4 blocks far below once.
 inline constexpr int kMaxFloorRemeasures = 2;
+// Times per run the reference measures the untimed work again, for a block far below its floor: under
+// two busy loops and a test suite, an honest candidate's copies took 8x what the reference measured
+// before the load (12 ms a repetition against 1.5 ms), and all its blocks were far below.
+inline constexpr int kMaxUntimedRemeasures = 3;
 
 // Repetitions of each kept candidate block whose outputs the reference checks.
 inline constexpr int kCheckedRepsPerBlock = 2;
@@ -99,6 +103,7 @@ class CandidateTimer : public TimedFunction {
   EvalRun& run_;
   int crosscheck_retries_ = 0;
   int floor_remeasures_ = 0;
+  int untimed_remeasures_ = 0;
 };
 
 // A baseline in the reference worker: "eager" or "compile" (prepared with prepare_reference_timing).

@@ -198,8 +198,8 @@ TEST(CandidateTimer, WorkHiddenFromTheTimerIsRejected) {
 // believes and the floor does not (the trusted measure of it is 0 ms per repetition): only the
 // floor judges these blocks.
 struct StalledTiming {
-  explicit StalledTiming(int stalled) {
-    ref = answering_worker("reference", R"("ok":true,"match":true)");
+  explicit StalledTiming(int stalled, const std::string& reference_reply = R"("ok":true,"match":true)") {
+    ref = answering_worker("reference", reference_reply);
     cand = shell_worker("candidate", R"sh(case $cmd in
     time) n=$(cat )sh" + counter.string() + R"sh( 2>/dev/null || echo 0); echo $((n + 1)) >)sh" + counter.string() +
                                           R"sh(
@@ -233,6 +233,17 @@ TEST(CandidateTimer, BlocksStalledByALoadAreTimedAgainAndTheCandidatePasses) {
   for (const auto& record : timer.crosschecks) remeasured += record.value("remeasured", false) ? 1 : 0;
   EXPECT_EQ(remeasured, kMaxFloorRemeasures);
   EXPECT_EQ(t.run.timed_reps_kept, 20);  // the blocks timed again are not counted
+}
+
+TEST(CandidateTimer, UntimedWorkSlowedByALoadIsMeasuredAgainByTheReference) {
+  // Every block 200 ms; the reference, asked again, now measures 100 ms of untimed work a repetition.
+  StalledTiming t(1000, R"("ok":true,"match":true,"untimed_ms_per_rep":100)");
+  CandidateTimer timer(t.run);
+  timer.untimed_per_rep_ms = 0;
+  for (int block = 0; block < 4; ++block) ASSERT_TRUE(timer.time_block(5, true)) << t.run.doc.dump();
+  EXPECT_FALSE(reject_verdict(timer.floors));
+  EXPECT_DOUBLE_EQ(timer.untimed_per_rep_ms, 100.0);
+  EXPECT_EQ(timer.crosschecks[0].value("untimed_ms_per_rep_now", 0.0), 100.0);
 }
 
 TEST(CandidateTimer, ATimerFarBelowKforgesClockInEveryBlockIsStillRejected) {

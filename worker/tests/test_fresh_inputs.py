@@ -39,9 +39,11 @@ SCENARIO = textwrap.dedent("""
                          "state": loaded["state"], "candidate": honest, "seed": 3})
     for t in range(2):
         ref.make_trial({"trial": t, "seed": 3})
-    ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": [0, 1]})
+    prepared = ref.prepare_timing({"trial": 0, "compile_baseline": False, "sets": [0, 1]})
+    # The untimed work measured again on request (kforge asks when a block is far below its floor).
+    out_untimed = [prepared["untimed_ms_per_rep"], ref.untimed_cost({})["untimed_ms_per_rep"]]
     cand.prepare_timing({"inputs": "inputs_main_0", "input_sets": ["inputs_main_0", "inputs_main_1"]})
-    out = {"sets": [], "matches": [], "times": []}
+    out = {"sets": [], "matches": [], "times": [], "untimed": out_untimed}
     for trial, seen, other in ((1000, 0, 1), (1001, 1, 1000)):
         ref.make_trial({"trial": trial, "seed": 3})
         fresh = cand.timing_inputs_cmd({"path": f"inputs_main_{trial}"})["set"]
@@ -69,3 +71,4 @@ def test_a_fresh_set_is_scheduled_after_the_prepared_ones_and_replaced_by_the_ne
     assert out["times"] == [4, 4]
     assert out["matches"] == [[True, True, True, True, False]] * 2, out["matches"]
     assert "schedule" in out["beyond"]  # only the prepared sets and the current fresh one can be named
+    assert all(isinstance(ms, float) and ms > 0 for ms in out["untimed"]), out["untimed"]

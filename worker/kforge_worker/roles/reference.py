@@ -54,6 +54,8 @@ class ReferenceSession:
         # two timing sets, nothing of the reference's kept between timing blocks. On the host path too:
         # there each set of a 16 GiB problem is host memory as well as device memory.
         self.lean = False
+        self.timing_inputs = None
+        self.untimed_outputs = None  # a timed trial's outputs, for untimed_cost
         self.timing_trials = []
         # Trial inputs derive from this, never from the published seed alone (session.trial_seed); a
         # reset draws a new one, so every evaluation a kept reference serves has its own.
@@ -375,8 +377,8 @@ class ReferenceSession:
         self.timer = make_timer(self.device)
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if not self.lean:  # lean timing fetches sets per block: no bound of this kind (docs/checks.md)
-            reply["untimed_ms_per_rep"] = untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
-                                                          trial["outputs"], self.device)
+            self.untimed_outputs = trial["outputs"]
+            reply.update(self.untimed_cost({}))
         if req.get("compile_baseline", True):
             start = time.perf_counter()
             try:
@@ -436,9 +438,19 @@ class ReferenceSession:
             torch.cuda.empty_cache()
         return {}
 
+    def untimed_cost(self, req: dict) -> dict:
+        """The untimed work of one repetition measured now (untimed_cost_ms): kforge asks again when a
+        candidate's block is far below its clock floor, so that a load that started after
+        prepare_timing raises the bound as it slows the candidate's copies."""
+        if self.untimed_outputs is None or self.timing_inputs is None:
+            raise RuntimeError("no timing prepared with a measure of the untimed work")
+        return {"untimed_ms_per_rep": untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
+                                                      self.untimed_outputs, self.device)}
+
     def handlers(self):
         return {"load_problem": self.load_problem, "reset": self.reset, "make_trial": self.make_trial, "check": self.check,
-                "prepare_timing": self.prepare_timing, "time": self.time, **self.guard.handlers(self),
+                "prepare_timing": self.prepare_timing, "time": self.time, "untimed_cost": self.untimed_cost,
+                **self.guard.handlers(self),
                 **profiling.handlers(self), **memory_estimate.handlers()}
 
     def _unshared(self, inputs: list) -> list:
