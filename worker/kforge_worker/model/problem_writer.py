@@ -142,18 +142,20 @@ class _RenameModel(ast.NodeTransformer):
         return node
 
 
-def user_code(source: str) -> str:
+def user_code(source: str, with_model: bool = False) -> str:
     """The model file's imports, classes, functions and literal assignments (as it ran, --set values
-    applied), without its entry points or anything else it runs at import."""
+    applied), without its entry points or anything else it runs at import; ``with_model`` (the region
+    is the model itself): its `Model` too, as SOURCE_MODEL."""
     tree = ast.parse(source)
-    if any(isinstance(n, ast.ClassDef) and n.name == SOURCE_MODEL for n in tree.body):
-        raise RegionError(f"the model file defines {SOURCE_MODEL}, the name its Model takes in a problem file")
-    tree = _RenameModel().visit(tree)
+    if with_model:
+        if any(isinstance(n, ast.ClassDef) and n.name == SOURCE_MODEL for n in tree.body):
+            raise RegionError(f"the model file defines {SOURCE_MODEL}, the name its Model takes in a problem file")
+        tree = _RenameModel().visit(tree)
     kept = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             kept.append(node)
-        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and (node.name not in ENTRY_POINTS):
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name not in ENTRY_POINTS:
             kept.append(node)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
@@ -254,7 +256,7 @@ def write(region: Region, index: int, model: torch.nn.Module, model_name: str, s
                           calls=calls, share=share, weights=weights_name)
     text += "import os\n\nimport torch\nimport torch.nn as nn\n"
     text += "".join(f"import {m}\n" for m in sorted(imports))
-    text += "\n# The model file's definitions, as it ran.\n" + user_code(source) + "\n"
+    text += "\n# The model file's definitions, as it ran.\n" + user_code(source, with_model=region.paths == [""]) + "\n"
     text += _BUILDER.format(weights=weights_name)
     if any("_hf_config(" in code for code in built.values()):
         text += _HF_CONFIG
