@@ -55,7 +55,9 @@ class ReferenceSession:
         # there each set of a 16 GiB problem is host memory as well as device memory.
         self.lean = False
         self.timing_inputs = None
-        self.untimed_outputs = None  # a timed trial's outputs, for untimed_cost
+        # The shapes and dtypes of a timed trial's outputs, for untimed_cost: the outputs themselves would
+        # be one output set more than the device count allows for (device_transport.device_bytes).
+        self.untimed_outputs = None
         self.timing_trials = []
         # Trial inputs derive from this, never from the published seed alone (session.trial_seed); a
         # reset draws a new one, so every evaluation a kept reference serves has its own.
@@ -377,8 +379,9 @@ class ReferenceSession:
         self.timer = make_timer(self.device)
         reply = {"timer": self.timer.info(), "mutates_inputs": mutates}
         if not self.lean:  # lean timing fetches sets per block: no bound of this kind (docs/checks.md)
-            self.untimed_outputs = trial["outputs"]
-            reply.update(self.untimed_cost({}))
+            self.untimed_outputs = [(t.shape, t.dtype) for t in tensors.leaves(trial["outputs"])]
+            reply["untimed_ms_per_rep"] = untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
+                                                          trial["outputs"], self.device)
         if req.get("compile_baseline", True):
             start = time.perf_counter()
             try:
@@ -444,8 +447,10 @@ class ReferenceSession:
         prepare_timing raises the bound as it slows the candidate's copies."""
         if self.untimed_outputs is None or self.timing_inputs is None:
             raise RuntimeError("no timing prepared with a measure of the untimed work")
+        # Written tensors of the outputs' sizes: copying pages never written would read the zero page.
+        outputs = [torch.zeros(shape, dtype=dtype, device=self.device) for shape, dtype in self.untimed_outputs]
         return {"untimed_ms_per_rep": untimed_cost_ms(self.timing_inputs, self.timing_sets or [self.timing_inputs],
-                                                      self.untimed_outputs, self.device)}
+                                                      outputs, self.device)}
 
     def handlers(self):
         return {"load_problem": self.load_problem, "reset": self.reset, "make_trial": self.make_trial, "check": self.check,
