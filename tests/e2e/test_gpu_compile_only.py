@@ -4,7 +4,6 @@ lines, and Triton candidates are checked for correctness in Triton's interpreter
 
 import os
 import re
-import shutil
 
 import pytest
 
@@ -67,23 +66,21 @@ def test_wrong_triton_candidate_is_caught_in_the_interpreter(kforge):
     assert result["status"] == "incorrect"
 
 
-@pytest.fixture(scope="module")
-def load_inline_cache(tmp_path_factory):
-    """One kforge cache for this module's load_inline builds: the first makes the precompiled headers
-    (minutes on two cores), the later ones use them. Its headers (a gigabyte) go at the end."""
-    cache = tmp_path_factory.mktemp("load_inline") / "cache"
-    yield cache
-    shutil.rmtree(cache / "pch", ignore_errors=True)
+def pch_cache(headers):
+    """The kforge cache whose precompiled headers the worker tests' real builds made (the `headers`
+    fixture, conftest.py): a build of the same flags through `kforge eval` finds them instead of
+    making them again (minutes on two cores)."""
+    store = headers[0]
+    return store.parent
 
 
-@pytest.mark.xdist_group("load_inline_cache")
-def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path,
-                                                                                       load_inline_cache):
+@pytest.mark.xdist_group("build_pch")  # the worker that holds the `headers` builds
+def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_the_lanes(kforge, tmp_path, headers):
     """KernelBench's usual candidate: kforge's sandboxed builder compiles its cuda.cu against
     torch/types.h (ATen declaring the operators named), with nvcc's passes in two lanes, whose module
-    id names the anonymous namespace.
-    The first build also makes the precompiled headers of its flags; another source's build uses them."""
-    cache = load_inline_cache
+    id names the anonymous namespace. Its builds find the precompiled headers of their flags, which
+    the builder made after an earlier build (test_build_pch proves the making)."""
+    cache = pch_cache(headers)
     env = {**kforge.env, "KFORGE_CACHE_DIR": str(cache)}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", candidate("load_inline_cuda"), "--target", "cuda",
                                "--compile-only", env=env)
@@ -93,7 +90,7 @@ def test_a_load_inline_cuda_candidate_builds_in_the_sandboxed_builder_through_th
     assert event["path"] == "load_inline" and event["cuda_headers"] == "torch/types.h" and not event["cache_hit"]
     assert event["aten_operators"] == "named"  # lean_aten's folder, seen read-only in the compiler's sandbox
     assert event["warm_builder"] is True  # started beside the worker, torch imported before the request
-    assert event["precompiled_headers"] == {"torch_extension": "made", "cuda_prefix": "made"}
+    assert event["precompiled_headers"] == {"torch_extension": "used", "cuda_prefix": "used"}
     [library] = (cache / "torch_extensions").glob(f"{event['name']}/{event['name']}.so")
     # nvcc_lanes.module_id's shape (_HASH_LENGTH_NAME, the kernel's name right after it); nvcc's own
     # id goes on with more of its own.
@@ -132,13 +129,13 @@ def _processes_with(variable: str) -> list:
     return found
 
 
-@pytest.mark.xdist_group("load_inline_cache")
-def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path, load_inline_cache):
+@pytest.mark.xdist_group("build_pch")  # the worker that holds the `headers` builds
+def test_a_load_inline_compile_error_comes_back_with_nvccs_line(kforge, tmp_path, headers):
     """The builder's sandbox runs ninja on the folder the builder wrote: a source that compiles in
     neither attempt is a compile_error with the line of the build as written."""
     broken = tmp_path / "broken.py"
     broken.write_text(candidate("load_inline_cuda").read_text().replace("x[i] : 0.f", "x[i] : undeclared_zero"))
-    env = {**kforge.env, "KFORGE_CACHE_DIR": str(load_inline_cache)}
+    env = {**kforge.env, "KFORGE_CACHE_DIR": str(pch_cache(headers))}
     proc, result = kforge.eval(PROBLEMS / "01_relu.py", broken, "--target", "cuda", "--compile-only", env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert result["status"] == "compile_error", result

@@ -96,6 +96,22 @@ def test_same_bits_treats_equal_nans_as_equal():
     assert not timed_reps.same_bits(a, torch.tensor([1.0, 2.0]))
 
 
+def test_same_bits_compares_bits_on_either_path():
+    """Contiguous CPU tensors are compared as bytes (memcmp), any other as torch.equal of the bits:
+    both say the same of every case."""
+    x = torch.randn(64, 64)
+    for a in (x, x.t(), x.to(torch.float16), torch.arange(100), x[::2]):  # contiguous or strided
+        assert timed_reps.same_bits(a, a.clone())
+        last = (-1,) * a.dim()
+        changed = a.clone()
+        changed[last] = changed[last] + 1
+        assert not timed_reps.same_bits(a, changed)
+    assert not timed_reps.same_bits(torch.tensor([0.0]), torch.tensor([-0.0]))  # equal values, other bits
+    assert timed_reps.same_bits(torch.tensor([True, False]), torch.tensor([True, False]))
+    assert timed_reps.same_bits(torch.empty(0), torch.empty(0))
+    assert not timed_reps.same_bits(torch.zeros(4), torch.zeros(2, 2))
+
+
 def test_dependent_inputs_finds_the_inputs_an_output_reads():
     def forward(inputs):
         a, b = inputs
