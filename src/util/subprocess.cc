@@ -402,6 +402,7 @@ void Subprocess::reap(bool block) {
 }
 
 WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline, std::string* line) {
+  bool looked_late = false;
   for (;;) {
     auto nl = reply_buffer_.find('\n');
     if (nl != std::string::npos) {
@@ -426,9 +427,13 @@ WaitOutcome Subprocess::wait_line(std::chrono::steady_clock::time_point deadline
                                                                           : WaitOutcome::kTimeout;
     }
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline || interrupted()) return WaitOutcome::kTimeout;  // Ctrl-C: give up waiting now
-
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    if (interrupted()) return WaitOutcome::kTimeout;  // Ctrl-C: give up waiting now
+    // Past the deadline, what is already in the pipe is still read (one poll that does not wait):
+    // a request sent ahead is read when kforge needs its answer, which can be after its deadline.
+    const bool late = now >= deadline;
+    if (late && looked_late) return WaitOutcome::kTimeout;
+    looked_late = late;
+    auto ms = late ? -1 : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
     int nfds = log_fd_ >= 0 ? 2 : 1;
     int r = poll(fds, nfds, static_cast<int>(std::min<long long>(ms, 200)) + 1);

@@ -59,6 +59,19 @@ TEST(Subprocess, LogToSendsLaterOutputToTheNewFileOnly) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Subprocess, AReplyThatCameInTimeIsReadAfterTheDeadlinePassed) {
+  // A request sent ahead (a new worker's "warm") is read when kforge needs the worker, which can be
+  // after its deadline: the reply already in the pipe is the answer, not a timeout.
+  auto p = Subprocess::spawn(shell("echo ready >&3; sleep 30"));
+  const auto deadline = soon(300ms);
+  std::this_thread::sleep_for(600ms);
+  std::string line;
+  EXPECT_EQ(p->wait_line(deadline, &line), WaitOutcome::kReply);
+  EXPECT_EQ(line, "ready");
+  EXPECT_EQ(p->wait_line(soon(100ms), &line), WaitOutcome::kTimeout);  // nothing more came
+  p->kill_tree();
+}
+
 TEST(Subprocess, TimeoutIsBoundedAndTheChildIsKilled) {
   auto p = Subprocess::spawn(shell("sleep 30"));
   pid_t pid = p->pid();
