@@ -29,7 +29,12 @@ kb=${1:?usage: loop_quality.sh KERNELBENCH_DIR STEP}
 step=${2:?usage: loop_quality.sh KERNELBENCH_DIR STEP}
 STATE=$(mkdir -p "${STATE:-$ROOT/kforge-out/loop-quality}" && cd "${STATE:-$ROOT/kforge-out/loop-quality}" && pwd)
 ROUNDS=${ROUNDS:-3}
-JOBS=${JOBS:-4}  # runs at once: compiles overlap, timing is one at a time (kforge's device lock)
+# Runs at once: compiles overlap, timing is one at a time (kforge's device lock). On a machine whose
+# cache is empty, the first load_inline builds have no precompiled headers and take minutes each;
+# with four loops and the single-shot evaluations building at once on an H100 machine, none of them
+# finished in 8 minutes. JOBS=1 for a first call lets the first build make the headers (a build
+# that finds them took 13 s).
+JOBS=${JOBS:-4}
 export KFORGE_CACHE_DIR=${KFORGE_CACHE_DIR:-/tmp/loop-quality-cache}
 
 problems() { grep -v '^\s*#' "$ROOT/bench/loop_quality.txt" | grep -v '^\s*$'; }
