@@ -59,7 +59,7 @@ def _one_span_on_the_cpu(t: torch.Tensor) -> bool:
     (a bool's byte 2 is True as its byte 1 is), so equal bytes are equal bits, and nothing else."""
     return (type(t) is torch.Tensor or type(t) is torch.nn.Parameter) and t.device.type == "cpu" \
         and not t.is_quantized and (t.is_floating_point() or (t.dtype != torch.bool and not t.is_complex())) \
-        and t.is_contiguous() and t.layout == torch.strided
+        and t.layout == torch.strided and t.is_contiguous()  # a sparse tensor has no is_contiguous
 
 
 @contextlib.contextmanager
