@@ -57,8 +57,8 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _one_span_on_the_cpu(t: torch.Tensor) -> bool:
     """A plain, contiguous CPU tensor whose bytes say all its values do: floating-point or integer
     (a bool's byte 2 is True as its byte 1 is), so equal bytes are equal bits, and nothing else."""
-    return (type(t) is torch.Tensor or type(t) is torch.nn.Parameter) and t.device.type == "cpu" \
-        and not t.is_quantized and (t.is_floating_point() or (t.dtype != torch.bool and not t.is_complex())) \
+    return _plain(t) and t.device.type == "cpu" and not t.is_quantized \
+        and (t.is_floating_point() or (t.dtype != torch.bool and not t.is_complex())) \
         and t.layout == torch.strided and t.is_contiguous()  # a sparse tensor has no is_contiguous
 
 
